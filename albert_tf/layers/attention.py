@@ -1,0 +1,114 @@
+"""The attention half of an ALBERT Transformer block (post-LN, as in BERT)."""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.layer_norm import layer_norm
+
+# The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
+MASK_ADDER = -10000.0
+
+
+def attention_bias(input_mask):
+    """[B, T] 0/1 mask -> the float32 [B, 1, 1, T] bias added to every query's scores."""
+    mask = tf.cast(input_mask, tf.float32)
+    return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
+
+
+class AttentionSubLayer(keras.layers.Layer):
+    """Multi-head self-attention, output projection, dropout, residual add and its LayerNorm.
+
+    Query/key/value/output kernels are 2-D [H, H] exactly as the original stores them, so
+    checkpoints map one to one (and LAMB's per-tensor trust ratios stay the original's).
+    Scores are taken in the compute dtype, the mask is added and softmax taken in float32.
+
+    Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`.
+    """
+
+    def __init__(
+        self,
+        hidden_size,
+        num_heads,
+        dropout_rate=0.0,
+        attention_dropout_rate=0.0,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if hidden_size % num_heads:
+            raise ValueError(
+                f"hidden_size ({hidden_size}) must be divisible by num_heads ({num_heads})."
+            )
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+
+        def dense(name):
+            return keras.layers.Dense(
+                hidden_size,
+                kernel_initializer=truncated_normal(initializer_range),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output_dense")
+        self.attention_dropout = keras.layers.Dropout(
+            attention_dropout_rate, dtype=self.dtype_policy, name="attention_dropout"
+        )
+        self.output_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=self.dtype_policy, name="output_dropout"
+        )
+        self.layer_norm = layer_norm("layer_norm")
+
+    def build(self, hidden_states_shape, bias_shape=None):
+        for dense in (self.query, self.key, self.value, self.output_dense):
+            dense.build(hidden_states_shape)
+        self.layer_norm.build(hidden_states_shape)
+        self.built = True
+
+    def _split_heads(self, x, batch, length):
+        x = tf.reshape(x, [batch, length, self.num_heads, self.head_size])
+        return tf.transpose(x, [0, 2, 1, 3])
+
+    def call(self, hidden_states, bias, training=None):
+        shape = tf.shape(hidden_states)
+        batch, length = shape[0], shape[1]
+        # Scaling the queries (T x d) instead of the scores (T x T) is the same math, less work.
+        scale = tf.cast(1.0 / math.sqrt(self.head_size), hidden_states.dtype)
+        query = self._split_heads(self.query(hidden_states) * scale, batch, length)
+        key = self._split_heads(self.key(hidden_states), batch, length)
+        value = self._split_heads(self.value(hidden_states), batch, length)
+
+        scores = tf.matmul(query, key, transpose_b=True)
+        probs = tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
+        probs = self.attention_dropout(tf.cast(probs, value.dtype), training=training)
+
+        context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
+        context = tf.reshape(context, [batch, length, self.hidden_size])
+        output = self.output_dropout(self.output_dense(context), training=training)
+        return self.layer_norm(hidden_states + output)
+
+    def compute_output_shape(self, hidden_states_shape, bias_shape=None):
+        return hidden_states_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "hidden_size": self.hidden_size,
+                "num_heads": self.num_heads,
+                "dropout_rate": self.dropout_rate,
+                "attention_dropout_rate": self.attention_dropout_rate,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config

@@ -1,0 +1,64 @@
+"""The masked-LM head, its decoder tied to the [V, E] word embeddings."""
+
+import keras
+import tensorflow as tf
+
+from albert_tf.layers.activations import get_activation
+from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.layer_norm import layer_norm
+
+
+class MaskedLMHead(keras.layers.Layer):
+    """Gathers the masked positions, dense H -> E with the activation, LayerNorm, then logits.
+
+    The decoder is the word-embedding table itself (transposed) plus an output bias [V]: the head
+    adds only H*E + 3E + V parameters. Logits are float32.
+
+    Args:
+        embedding: the `FactorizedEmbedding` whose `word_embeddings` the decoder reuses.
+    Call arguments: `sequence_output` [B, T, H], `masked_positions` int [B, P].
+    Returns logits [B, P, V].
+    """
+
+    def __init__(self, embedding, activation="gelu", initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.embedding = embedding
+        self.activation = activation
+        self.initializer_range = initializer_range
+        self.transform = keras.layers.Dense(
+            embedding.embedding_size,
+            activation=get_activation(activation),
+            kernel_initializer=truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="transform",
+        )
+        self.transform_layer_norm = layer_norm("transform_layer_norm")
+
+    def build(self, sequence_output_shape, masked_positions_shape=None):
+        self.transform.build(sequence_output_shape)
+        self.transform_layer_norm.build(tuple(sequence_output_shape[:-1]) + (self.embedding.embedding_size,))
+        self.output_bias = self.add_weight(
+            name="output_bias",
+            shape=(self.embedding.vocab_size,),
+            initializer="zeros",
+            dtype="float32",
+            autocast=False,
+        )
+        self.built = True
+
+    def call(self, sequence_output, masked_positions):
+        gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
+        hidden = self.transform_layer_norm(self.transform(gathered))
+        # The tied table and the bias are never autocast: the decoder runs in float32.
+        logits = tf.matmul(tf.cast(hidden, tf.float32), self.embedding.word_embeddings, transpose_b=True)
+        return logits + self.output_bias
+
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
+        return tuple(masked_positions_shape) + (self.embedding.vocab_size,)
+
+    def get_config(self):
+        # The tied embedding is a layer of the enclosing model, which rebuilds this head from
+        # its own config; only the scalar arguments are recorded here.
+        config = super().get_config()
+        config.update({"activation": self.activation, "initializer_range": self.initializer_range})
+        return config

@@ -1,0 +1,148 @@
+"""The Transformer stack with ALBERT's cross-layer parameter sharing."""
+
+import keras
+
+from albert_tf.config import SHARING_MODES
+from albert_tf.layers.attention import AttentionSubLayer, attention_bias
+from albert_tf.layers.feed_forward import FeedForwardSubLayer
+
+
+def _key(owner, inner):
+    """Sub-layer key and name stem, after the original's scopes `group_g/inner_group_k`."""
+    return f"group_{owner}_inner_group_{inner}"
+
+
+class SharedTransformerEncoder(keras.layers.Layer):
+    """Applies `num_layers` x `inner_group_num` post-LN blocks that reuse parameters.
+
+    The layers are split into `num_groups` contiguous groups (layer l is in group
+    int(l / L * G), as in the original). Each layer runs `inner_group_num` blocks in a row, each an
+    attention sub-layer then a feed-forward sub-layer. `sharing` says which sub-layers a group's
+    layers share: "all" (ALBERT), "attention", "ffn" or "none" (BERT-style). A shared sub-layer is
+    owned by its group, an unshared one by its layer; each owns its own LayerNorm.
+
+    Call arguments: `hidden_states` [B, T, H], `input_mask` [B, T] (1 = real token), `training`.
+    Returns the list of every block's output ([B, T, H], L * inner_group_num of them).
+    """
+
+    def __init__(
+        self,
+        num_layers,
+        hidden_size,
+        num_heads,
+        intermediate_size,
+        num_groups=1,
+        inner_group_num=1,
+        sharing="all",
+        activation="gelu",
+        dropout_rate=0.0,
+        attention_dropout_rate=0.0,
+        initializer_range=0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if sharing not in SHARING_MODES:
+            raise ValueError(f"unknown sharing {sharing!r}; allowed: {list(SHARING_MODES)}")
+        if num_layers % num_groups:
+            raise ValueError(
+                f"num_layers ({num_layers}) must be divisible by num_groups ({num_groups})."
+            )
+        self.num_layers = num_layers
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.num_groups = num_groups
+        self.inner_group_num = inner_group_num
+        self.sharing = sharing
+        self.activation = activation
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+
+        # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
+        self.attention_layers = {
+            _key(owner, inner): AttentionSubLayer(
+                hidden_size,
+                num_heads,
+                dropout_rate=dropout_rate,
+                attention_dropout_rate=attention_dropout_rate,
+                initializer_range=initializer_range,
+                dtype=self.dtype_policy,
+                name=f"{_key(owner, inner)}_attention",
+            )
+            for owner in self.owners("attention")
+            for inner in range(inner_group_num)
+        }
+        self.ffn_layers = {
+            _key(owner, inner): FeedForwardSubLayer(
+                hidden_size,
+                intermediate_size,
+                activation=activation,
+                dropout_rate=dropout_rate,
+                initializer_range=initializer_range,
+                dtype=self.dtype_policy,
+                name=f"{_key(owner, inner)}_ffn",
+            )
+            for owner in self.owners("ffn")
+            for inner in range(inner_group_num)
+        }
+
+    def is_shared(self, kind):
+        """Whether sub-layers of `kind` ("attention" or "ffn") are shared within a group."""
+        return self.sharing in ("all", kind)
+
+    def owner(self, kind, layer_index):
+        """The group (shared) or layer (unshared) whose sub-layer of `kind` layer l runs.
+
+        The group index is the original's float expression int(l / L * G), kept bit for bit: for
+        some L = G (e.g. 22) it maps two layers to one group, and checkpoints follow that.
+        """
+        if self.is_shared(kind):
+            return int(layer_index / self.num_layers * self.num_groups)
+        return layer_index
+
+    def owners(self, kind):
+        return sorted({self.owner(kind, layer) for layer in range(self.num_layers)})
+
+    def sublayer(self, kind, layer_index, inner_index):
+        layers = self.attention_layers if kind == "attention" else self.ffn_layers
+        return layers[_key(self.owner(kind, layer_index), inner_index)]
+
+    def build(self, hidden_states_shape, input_mask_shape=None):
+        for layer in list(self.attention_layers.values()) + list(self.ffn_layers.values()):
+            layer.build(hidden_states_shape)
+        self.built = True
+
+    def call(self, hidden_states, input_mask, training=None):
+        bias = attention_bias(input_mask)
+        outputs = []
+        for layer_index in range(self.num_layers):
+            for inner_index in range(self.inner_group_num):
+                attention = self.sublayer("attention", layer_index, inner_index)
+                ffn = self.sublayer("ffn", layer_index, inner_index)
+                hidden_states = attention(hidden_states, bias, training=training)
+                hidden_states = ffn(hidden_states, training=training)
+                outputs.append(hidden_states)
+        return outputs
+
+    def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
+        return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_layers": self.num_layers,
+                "hidden_size": self.hidden_size,
+                "num_heads": self.num_heads,
+                "intermediate_size": self.intermediate_size,
+                "num_groups": self.num_groups,
+                "inner_group_num": self.inner_group_num,
+                "sharing": self.sharing,
+                "activation": self.activation,
+                "dropout_rate": self.dropout_rate,
+                "attention_dropout_rate": self.attention_dropout_rate,
+                "initializer_range": self.initializer_range,
+            }
+        )
+        return config

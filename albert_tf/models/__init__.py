@@ -1,0 +1,5 @@
+"""ALBERT models: the backbone and its task models."""
+
+from albert_tf.models.albert_model import AlbertModel
+from albert_tf.models.classifier_model import AlbertClassifier
+from albert_tf.models.pretraining_model import AlbertPretrainingModel

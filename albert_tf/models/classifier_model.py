@@ -1,0 +1,55 @@
+"""`AlbertClassifier`: the backbone with a GLUE classification or regression head."""
+
+import keras
+
+from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
+from albert_tf.models.albert_model import AlbertModel, as_config, policy_name, text_inputs
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertClassifier(keras.Model):
+    """ALBERT for sentence(-pair) classification: `logits` [B, num_labels] in float32.
+
+    `num_labels=1` is regression (STS-B): the single logit is the score. Inputs are the
+    backbone's three; the output is a dict with `logits` and `pooled_output`.
+    """
+
+    def __init__(self, config, num_labels, dropout_rate=CLASSIFIER_DROPOUT, dtype=None, **kwargs):
+        config = as_config(config)
+        # === Layers ===
+        self.albert = AlbertModel(config, dtype=dtype, name="albert")
+        self.classification_head = ClassificationHead(
+            num_labels,
+            config.hidden_size,
+            dropout_rate=dropout_rate,
+            initializer_range=config.initializer_range,
+            name="classification_head",
+        )
+
+        # === Functional model ===
+        inputs = text_inputs()
+        pooled_output = self.albert(inputs)["pooled_output"]
+        super().__init__(
+            inputs=inputs,
+            outputs={"logits": self.classification_head(pooled_output), "pooled_output": pooled_output},
+            **kwargs,
+        )
+
+        # === Config ===
+        self.config = config
+        self.num_labels = num_labels
+        self.dropout_rate = dropout_rate
+        self._policy_name = policy_name(dtype)
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict(),
+            "num_labels": self.num_labels,
+            "dropout_rate": self.dropout_rate,
+            "dtype": self._policy_name,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
