@@ -120,18 +120,6 @@ class AlbertConfig:
                 f"AlbertConfig: `initializer_range` must be positive, got {self.initializer_range!r}."
             )
 
-    @property
-    def head_size(self):
-        return self.hidden_size // self.num_attention_heads
-
-    @property
-    def layers_per_group(self):
-        return self.num_hidden_layers // self.num_hidden_groups
-
-    def group_of_layer(self, layer_index):
-        """The parameter group of a layer, as the original: int(l / L * G)."""
-        return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
-
     def replace(self, **changes):
         """A copy with some keys changed (validated again)."""
         values = self.to_dict()

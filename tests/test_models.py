@@ -1,0 +1,153 @@
+"""AlbertModel, AlbertPretrainingModel and AlbertClassifier: sizes, outputs, precision, saving."""
+
+import keras
+import numpy as np
+import pytest
+
+from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
+
+TINY = "configs/albert_tiny.json"
+
+
+def tiny(**changes):
+    return AlbertConfig.from_json_file(TINY).replace(**changes)
+
+
+def batch_for(config, batch=2, seq=12, predictions=3, seed=0):
+    rng = np.random.default_rng(seed)
+    inputs = {
+        "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype("int32"),
+        "input_mask": np.ones((batch, seq), "int32"),
+        "input_type_ids": np.zeros((batch, seq), "int32"),
+        "masked_lm_positions": rng.integers(0, seq, (batch, predictions)).astype("int32"),
+    }
+    inputs["input_mask"][-1, seq // 2:] = 0
+    inputs["input_type_ids"][:, seq // 3:] = 1
+    return inputs
+
+
+def backbone_inputs(inputs):
+    return {k: inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+
+
+@pytest.mark.parametrize(
+    "size, backbone, pretraining",
+    [
+        ("base", 11_683_584, 11_813_810),
+        ("large", 17_683_968, 17_847_474),
+        ("xlarge", 58_724_864, 59_021_490),
+        ("xxlarge", 222_595_584, 223_158_450),
+    ],
+)
+def test_exact_parameter_counts(size, backbone, pretraining):
+    config = AlbertConfig.from_json_file(f"configs/albert_{size}.json")
+    model = AlbertPretrainingModel(config)
+    assert model.albert.count_params() == backbone
+    assert model.count_params() == pretraining
+    # 25 backbone + 5 MLM + 2 SOP variables: the decoder is the tied word-embedding table.
+    assert len(model.weights) == 32
+
+
+@pytest.mark.parametrize(
+    "sharing, count", [("all", 11_683_584), ("ffn", 37_686_528), ("attention", 63_647_232),
+                       ("none", 89_650_176)]
+)
+def test_sharing_mode_parameter_counts_for_base(sharing, count):
+    config = AlbertConfig.from_json_file("configs/albert_base.json").replace(sharing=sharing)
+    assert AlbertModel(config).count_params() == count
+
+
+def test_outputs_shapes_and_dtypes():
+    config = tiny(num_hidden_groups=2, inner_group_num=2)
+    inputs = batch_for(config)
+    outputs = AlbertPretrainingModel(config)(inputs)
+    assert outputs["sequence_output"].shape == (2, 12, 128)
+    assert outputs["pooled_output"].shape == (2, 128)
+    assert outputs["mlm_logits"].shape == (2, 3, 30000)
+    assert outputs["sop_logits"].shape == (2, 2)
+    backbone = AlbertModel(config)(backbone_inputs(inputs))
+    assert len(backbone["encoder_outputs"]) == 4 * 2
+    np.testing.assert_array_equal(backbone["encoder_outputs"][-1], backbone["sequence_output"])
+
+
+def test_any_sequence_length_up_to_max_positions():
+    config = tiny(max_position_embeddings=32)
+    model = AlbertModel(config)
+    for seq in (1, 7, 32):
+        assert model(backbone_inputs(batch_for(config, seq=seq, predictions=1)))["sequence_output"].shape[1] == seq
+    with pytest.raises(ValueError, match="exceeds max_position_embeddings"):
+        model(backbone_inputs(batch_for(config, seq=33)))
+
+
+def test_masked_lm_decoder_is_tied_to_word_embeddings():
+    config = tiny()
+    model = AlbertPretrainingModel(config)
+    inputs = batch_for(config)
+    before = np.asarray(model(inputs)["mlm_logits"])
+    table = model.albert.embeddings.word_embeddings
+    # Changing one vocabulary row changes that logit everywhere (and, through the lookup, more).
+    row = 12345
+    values = np.asarray(table).copy()
+    values[row] += 1.0
+    table.assign(values)
+    after = np.asarray(model(inputs)["mlm_logits"])
+    assert not np.allclose(before[..., row], after[..., row])
+    own = sorted(tuple(w.shape) for w in model.masked_lm_head.weights if w.path.startswith("masked_lm_head"))
+    assert own == [(64,), (64,), (64,), (128, 64), (30000,)]  # no [V, E] decoder of its own
+
+
+def test_classifier_heads():
+    config = tiny()
+    inputs = backbone_inputs(batch_for(config))
+    assert AlbertClassifier(config, num_labels=3)(inputs)["logits"].shape == (2, 3)
+    regression = AlbertClassifier(config, num_labels=1)
+    assert regression(inputs)["logits"].shape == (2, 1)
+    assert regression.classification_head.output_weights.shape == (1, 128)  # original [labels, H]
+    assert regression.count_params() == AlbertModel(config).count_params() + 128 + 1
+
+
+def test_dropout_only_in_training():
+    config = tiny(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    model = AlbertClassifier(config, num_labels=2)
+    inputs = backbone_inputs(batch_for(config))
+    np.testing.assert_array_equal(model(inputs)["logits"], model(inputs)["logits"])
+    assert not np.allclose(model(inputs, training=True)["logits"], model(inputs)["logits"])
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_keeps_norms_softmax_and_logits_in_float32(policy):
+    config = tiny()
+    inputs = batch_for(config)
+    reference = AlbertPretrainingModel(config)
+    model = AlbertPretrainingModel(config, dtype=policy)
+    model.set_weights(reference.get_weights())
+    outputs, expected = model(inputs), reference(inputs)
+    assert {w.dtype for w in model.weights} == {"float32"}  # master weights
+    assert model.albert.encoder.attention_layers["group_0_inner_group_0"].query.compute_dtype == policy[6:]
+    for layer_norm in (model.albert.embeddings.layer_norm, model.masked_lm_head.transform_layer_norm):
+        assert layer_norm.compute_dtype == "float32"
+    for name in ("sequence_output", "mlm_logits", "sop_logits"):
+        assert outputs[name].dtype == "float32"
+    tolerance = 0.05 if policy == "mixed_bfloat16" else 0.01
+    np.testing.assert_allclose(outputs["mlm_logits"], expected["mlm_logits"], atol=tolerance)
+
+
+@pytest.mark.parametrize("policy", [None, "mixed_bfloat16"])
+@pytest.mark.parametrize("kind", ["backbone", "pretraining", "classifier"])
+def test_keras_save_load_round_trip_is_exact(tmp_path, kind, policy):
+    config = tiny(num_hidden_groups=2, inner_group_num=2, sharing="ffn")
+    inputs = batch_for(config)
+    if kind == "backbone":
+        model, inputs = AlbertModel(config, dtype=policy), backbone_inputs(inputs)
+    elif kind == "pretraining":
+        model = AlbertPretrainingModel(config, dtype=policy)
+    else:
+        model, inputs = AlbertClassifier(config, num_labels=3, dtype=policy), backbone_inputs(inputs)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    restored = keras.models.load_model(path)
+    assert type(restored) is type(model) and restored.config == config
+    first, second = model(inputs), restored(inputs)
+    for name in ("sequence_output", "mlm_logits", "sop_logits", "logits", "pooled_output"):
+        if name in first:
+            np.testing.assert_array_equal(first[name], second[name])
