@@ -1,0 +1,339 @@
+"""Original-format (TF1) checkpoints: names, round trips, strictness, init_from_group0."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
+from albert_tf.checkpoint_names import tf1_variables
+from albert_tf.checkpoints import (
+    CLASSIFIER_HEAD_NAMES,
+    PRETRAINING_HEAD_NAMES,
+    CheckpointMismatchError,
+    load_tf1_checkpoint,
+    save_tf1_checkpoint,
+)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK = "bert/encoder/transformer/group_0/inner_group_0/"
+
+# Reference section 2.4: the 32 variables of albert_base with its pretraining heads.
+ALBERT_BASE_VARIABLES = {
+    "bert/embeddings/word_embeddings": [30000, 128],
+    "bert/embeddings/token_type_embeddings": [2, 128],
+    "bert/embeddings/position_embeddings": [512, 128],
+    "bert/embeddings/LayerNorm/beta": [128],
+    "bert/embeddings/LayerNorm/gamma": [128],
+    "bert/encoder/embedding_hidden_mapping_in/kernel": [128, 768],
+    "bert/encoder/embedding_hidden_mapping_in/bias": [768],
+    BLOCK + "attention_1/self/query/kernel": [768, 768],
+    BLOCK + "attention_1/self/query/bias": [768],
+    BLOCK + "attention_1/self/key/kernel": [768, 768],
+    BLOCK + "attention_1/self/key/bias": [768],
+    BLOCK + "attention_1/self/value/kernel": [768, 768],
+    BLOCK + "attention_1/self/value/bias": [768],
+    BLOCK + "attention_1/output/dense/kernel": [768, 768],
+    BLOCK + "attention_1/output/dense/bias": [768],
+    BLOCK + "LayerNorm/beta": [768],
+    BLOCK + "LayerNorm/gamma": [768],
+    BLOCK + "ffn_1/intermediate/dense/kernel": [768, 3072],
+    BLOCK + "ffn_1/intermediate/dense/bias": [3072],
+    BLOCK + "ffn_1/intermediate/output/dense/kernel": [3072, 768],
+    BLOCK + "ffn_1/intermediate/output/dense/bias": [768],
+    BLOCK + "LayerNorm_1/beta": [768],
+    BLOCK + "LayerNorm_1/gamma": [768],
+    "bert/pooler/dense/kernel": [768, 768],
+    "bert/pooler/dense/bias": [768],
+    "cls/predictions/transform/dense/kernel": [768, 128],
+    "cls/predictions/transform/dense/bias": [128],
+    "cls/predictions/transform/LayerNorm/beta": [128],
+    "cls/predictions/transform/LayerNorm/gamma": [128],
+    "cls/predictions/output_bias": [30000],
+    "cls/seq_relationship/output_weights": [2, 768],
+    "cls/seq_relationship/output_bias": [2],
+}
+
+
+def _config(**changes):
+    """A small config with several groups and inner groups (fast to build and run)."""
+    tiny = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json"))
+    values = dict(vocab_size=100, embedding_size=16, hidden_size=32, intermediate_size=64,
+                  max_position_embeddings=32, num_hidden_groups=2, inner_group_num=2)
+    values.update(changes)
+    return tiny.replace(**values)
+
+
+def _randomize(model, seed):
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(rng.standard_normal(tuple(variable.shape)).astype(np.float32) * 0.1)
+    return model
+
+
+def _values(model):
+    return {name: variable.numpy() for name, variable in tf1_variables(model).items()}
+
+
+def _inputs(config):
+    word_ids = np.arange(16, dtype=np.int32).reshape(2, 8) % config.vocab_size
+    mask = np.ones((2, 8), np.int32)
+    mask[1, 5:] = 0
+    return {
+        "input_word_ids": word_ids,
+        "input_mask": mask,
+        "input_type_ids": np.repeat([[0] * 4 + [1] * 4], 2, axis=0).astype(np.int32),
+        "masked_lm_positions": np.array([[1, 2], [3, 4]], np.int32),
+    }
+
+
+def _write(prefix, arrays):
+    """A TF1-format checkpoint with exactly these {name: array} entries."""
+    os.makedirs(os.path.dirname(prefix), exist_ok=True)
+    names = sorted(arrays)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(arrays[name]) for name in names])
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def saved_pretraining(tmp_path_factory):
+    """A randomized small pretraining model and its checkpoint prefix."""
+    model = _randomize(AlbertPretrainingModel(_config()), seed=0)
+    prefix = save_tf1_checkpoint(model, str(tmp_path_factory.mktemp("saved") / "model.ckpt-best"))
+    return model, prefix
+
+
+@pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
+def test_round_trip_gives_identical_weights_and_outputs(sharing, tmp_path):
+    config = _config(sharing=sharing)
+    source = _randomize(AlbertPretrainingModel(config), seed=1)
+    target = _randomize(AlbertPretrainingModel(config), seed=2)
+    assert len(tf1_variables(source)) == len(source.weights)  # Every weight has a TF1 name.
+
+    report = load_tf1_checkpoint(target, save_tf1_checkpoint(source, str(tmp_path / "ckpt")))
+
+    assert (report.missing, report.unused, report.skipped) == ((), (), ())
+    assert len(report.loaded) == len(source.weights)
+    expected = _values(source)
+    for name, value in _values(target).items():
+        np.testing.assert_array_equal(value, expected[name], err_msg=name)
+    inputs = _inputs(config)
+    source_outputs = source(inputs)
+    for name, value in target(inputs).items():
+        np.testing.assert_array_equal(value.numpy(), source_outputs[name].numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "sharing, attention_owners, ffn_owners",
+    [("all", [0, 1], [0, 1]), ("attention", [0, 1], [0, 1, 2, 3]),
+     ("ffn", [0, 1, 2, 3], [0, 1]), ("none", [0, 1, 2, 3], [0, 1, 2, 3])],
+)
+def test_unshared_sublayers_are_named_by_layer_index(sharing, attention_owners, ffn_owners):
+    names = tf1_variables(AlbertModel(_config(sharing=sharing)))
+    transformer = "bert/encoder/transformer/"
+
+    def scopes(leaf):
+        return sorted(name[len(transformer):-len(leaf)] for name in names
+                      if name.startswith(transformer) and name.endswith(leaf))
+
+    def expected(owners):
+        return [f"group_{owner}/inner_group_{inner}" for owner in owners for inner in (0, 1)]
+
+    assert scopes("/attention_1/self/query/kernel") == expected(attention_owners)
+    assert scopes("/LayerNorm/gamma") == expected(attention_owners)
+    assert scopes("/ffn_1/intermediate/dense/kernel") == expected(ffn_owners)
+    assert scopes("/LayerNorm_1/gamma") == expected(ffn_owners)
+
+
+def test_albert_base_has_the_original_32_names_and_shapes(tmp_path):
+    config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_base.json"))
+    model = AlbertPretrainingModel(config)
+    save_tf1_checkpoint(model, str(tmp_path / "model.ckpt-best"))
+
+    assert dict(tf.train.list_variables(str(tmp_path))) == ALBERT_BASE_VARIABLES
+    backbone = {name: list(variable.shape) for name, variable in tf1_variables(model.albert).items()}
+    expected = {name: shape for name, shape in ALBERT_BASE_VARIABLES.items() if name.startswith("bert/")}
+    assert backbone == expected
+    assert len(backbone) == 25
+
+
+def test_no_projection_names_when_embedding_equals_hidden():
+    names = tf1_variables(AlbertModel(_config(embedding_size=32)))
+    assert not [name for name in names if "embedding_hidden_mapping_in" in name]
+    assert len(names) == 5 + 2 * (10 + 6) * 2 + 2  # embeddings, 2 groups x 2 blocks, pooler.
+
+
+def test_save_writes_complete_files_state_and_global_step(saved_pretraining, tmp_path):
+    model, _ = saved_pretraining
+    prefix = str(tmp_path / "out" / "model.ckpt-7")
+    save_tf1_checkpoint(model, prefix, global_step=7)
+    save_tf1_checkpoint(model, prefix, global_step=7)  # Overwriting a prefix is fine.
+
+    assert sorted(os.listdir(tmp_path / "out")) == [
+        "checkpoint", "model.ckpt-7.data-00000-of-00001", "model.ckpt-7.index"
+    ]
+    assert tf.train.latest_checkpoint(str(tmp_path / "out")) == prefix
+    reader = tf.train.load_checkpoint(prefix)
+    assert reader.get_tensor("global_step") == 7
+    assert reader.get_variable_to_dtype_map()["global_step"] == tf.int64
+    report = load_tf1_checkpoint(model, prefix)
+    assert report.skipped == ("global_step",)
+
+
+def test_save_refuses_graph_mode(saved_pretraining, tmp_path):
+    model, _ = saved_pretraining
+    with pytest.raises(RuntimeError, match="call it eagerly"):
+        tf.function(lambda: save_tf1_checkpoint(model, str(tmp_path / "ckpt")))()
+
+
+def test_hub_module_prefix_and_optimizer_slots(saved_pretraining, tmp_path):
+    model, _ = saved_pretraining
+    arrays = {f"module/{name}": value for name, value in _values(model).items()}
+    word = "bert/embeddings/word_embeddings"
+    training_state = {
+        f"{word}/adam_m": arrays[f"module/{word}"], f"{word}/adam_v": arrays[f"module/{word}"],
+        f"{word}/lamb_m": arrays[f"module/{word}"], f"{word}/lamb_v": arrays[f"module/{word}"],
+        f"bert/pooler/dense/bias/AdamWeightDecayOptimizer": np.zeros(32, np.float32),
+        f"bert/pooler/dense/bias/AdamWeightDecayOptimizer_1": np.zeros(32, np.float32),
+        "global_step": np.int64(1000),
+    }
+    prefix = _write(str(tmp_path / "hub"), {**arrays, **training_state})
+    target = _randomize(AlbertPretrainingModel(_config()), seed=3)
+
+    report = load_tf1_checkpoint(target, prefix)
+
+    assert report.hub_prefix
+    assert sorted(report.skipped) == sorted(training_state)
+    assert report.unused == ()
+    for name, value in _values(target).items():
+        np.testing.assert_array_equal(value, arrays[f"module/{name}"], err_msg=name)
+    assert "`module/` prefix stripped" in str(report)
+    assert "Skipped 7 optimizer slot / global_step entries." in str(report)
+
+
+def test_paths_prefix_index_directory_and_hub_module(saved_pretraining, tmp_path):
+    model, prefix = saved_pretraining
+    directory = os.path.dirname(prefix)
+    for path in (prefix, prefix + ".index", directory):
+        assert load_tf1_checkpoint(model, path).path == prefix
+
+    # A copied `checkpoint` file may name a path that does not exist here; a Hub module keeps
+    # its weights in variables/variables.
+    released = tmp_path / "albert_base"
+    _write(str(released / "model.ckpt-best"), _values(model))
+    (released / "checkpoint").write_text('model_checkpoint_path: "/elsewhere/model.ckpt-5"\n')
+    assert load_tf1_checkpoint(model, str(released)).path == str(released / "model.ckpt-best")
+    hub = tmp_path / "hub_module"
+    _write(str(hub / "variables" / "variables"), _values(model))
+    assert load_tf1_checkpoint(model, str(hub)).path == str(hub / "variables" / "variables")
+
+
+def test_not_a_checkpoint_is_reported(saved_pretraining, tmp_path):
+    model, _ = saved_pretraining
+    with pytest.raises(ValueError, match=r"nowhere is not a checkpoint: .*nowhere\.index does not exist"):
+        load_tf1_checkpoint(model, str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match=r"holds no single checkpoint \(\*\.index files: none\)"):
+        load_tf1_checkpoint(model, str(tmp_path))
+    (tmp_path / "junk.index").write_text("not a checkpoint")
+    with pytest.raises(ValueError, match=r"junk is not a readable checkpoint"):
+        load_tf1_checkpoint(model, str(tmp_path / "junk"))
+
+
+def test_strict_reports_missing_and_unused_names_and_assigns_nothing(saved_pretraining, tmp_path):
+    model, _ = saved_pretraining
+    arrays = _values(model)
+    pooler_bias = arrays.pop("bert/pooler/dense/bias")
+    arrays["bert/extra/kernel"] = pooler_bias
+    prefix = _write(str(tmp_path / "ckpt"), arrays)
+    target = _randomize(AlbertPretrainingModel(_config()), seed=4)
+    before = _values(target)
+
+    with pytest.raises(CheckpointMismatchError) as error:
+        load_tf1_checkpoint(target, prefix)
+    assert str(error.value) == (
+        f"load_tf1_checkpoint: {prefix} does not match AlbertPretrainingModel: "
+        "1 model variable(s) missing from the checkpoint: bert/pooler/dense/bias "
+        "(allow them with allow_missing=..., e.g. CLASSIFIER_HEAD_NAMES for a new head); "
+        "1 checkpoint weight(s) unused by the model: bert/extra/kernel "
+        "(allow them with allow_unused=..., e.g. PRETRAINING_HEAD_NAMES); or pass strict=False."
+    )
+    assert error.value.report.missing == ("bert/pooler/dense/bias",)
+    for name, value in _values(target).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+
+    report = load_tf1_checkpoint(target, prefix, strict=False)
+    assert (report.missing, report.unused) == (("bert/pooler/dense/bias",), ("bert/extra/kernel",))
+    after = _values(target)
+    np.testing.assert_array_equal(after["bert/pooler/dense/kernel"], arrays["bert/pooler/dense/kernel"])
+    np.testing.assert_array_equal(after["bert/pooler/dense/bias"], before["bert/pooler/dense/bias"])
+    assert "Missing from the checkpoint (1): bert/pooler/dense/bias" in str(report)
+    assert "Unused checkpoint weights (1): bert/extra/kernel" in str(report)
+
+
+def test_shape_mismatch_names_the_variable_and_both_shapes(saved_pretraining):
+    _, prefix = saved_pretraining
+    with pytest.raises(ValueError) as error:
+        load_tf1_checkpoint(AlbertModel(_config(vocab_size=120)), prefix)
+    assert "shape mismatch" in str(error.value)
+    assert ("bert/embeddings/word_embeddings (checkpoint bert/embeddings/word_embeddings: [100, 16], "
+            "model: [120, 16])") in str(error.value)
+
+
+def test_classifier_starts_from_a_pretraining_checkpoint(saved_pretraining):
+    model, prefix = saved_pretraining
+    classifier = _randomize(AlbertClassifier(_config(), num_labels=3), seed=5)
+    head_before = classifier.classification_head.output_weights.numpy()
+
+    report = load_tf1_checkpoint(classifier, prefix, allow_missing=CLASSIFIER_HEAD_NAMES,
+                                 allow_unused=PRETRAINING_HEAD_NAMES)
+
+    assert report.missing == ("output_weights", "output_bias")
+    assert len(report.unused) == 7 and all(name.startswith("cls/") for name in report.unused)
+    assert len(report.loaded) == len(tf1_variables(model.albert))
+    np.testing.assert_array_equal(classifier.classification_head.output_weights.numpy(), head_before)
+    pretrained = _values(model)
+    for name, value in _values(classifier.albert).items():
+        np.testing.assert_array_equal(value, pretrained[name], err_msg=name)
+
+
+def test_classifier_round_trip_uses_top_level_head_names(tmp_path):
+    source = _randomize(AlbertClassifier(_config(), num_labels=3), seed=6)
+    prefix = save_tf1_checkpoint(source, str(tmp_path / "model.ckpt-best"))
+    shapes = dict(tf.train.list_variables(prefix))
+    assert (shapes["output_weights"], shapes["output_bias"]) == ([3, 32], [3])
+
+    target = AlbertClassifier(_config(), num_labels=3)
+    load_tf1_checkpoint(target, prefix)
+    inputs = _inputs(_config())
+    del inputs["masked_lm_positions"]
+    np.testing.assert_array_equal(target(inputs)["logits"].numpy(), source(inputs)["logits"].numpy())
+
+
+@pytest.mark.parametrize("groups, sharing", [(2, "all"), (1, "none"), (2, "ffn")])
+def test_init_from_group0_fills_every_owner_from_group_0(groups, sharing, tmp_path):
+    shared = _randomize(AlbertModel(_config(num_hidden_groups=1, inner_group_num=1)), seed=7)
+    prefix = save_tf1_checkpoint(shared, str(tmp_path / "shared"))
+    target = AlbertModel(_config(num_hidden_groups=groups, inner_group_num=1, sharing=sharing))
+
+    with pytest.raises(CheckpointMismatchError, match="group_1/inner_group_0"):
+        load_tf1_checkpoint(target, prefix)
+    report = load_tf1_checkpoint(target, prefix, init_from_group0=True)
+
+    assert (report.missing, report.unused) == ((), ())
+    assert report.sources and all("/group_0/" in source for source in report.sources.values())
+    checkpoint = _values(shared)
+    for name, value in _values(target).items():
+        source = re.sub(r"/group_\d+/", "/group_0/", name)
+        np.testing.assert_array_equal(value, checkpoint[source], err_msg=name)
+
+
+def test_init_from_group0_prefers_a_group_the_checkpoint_has(saved_pretraining):
+    model, prefix = saved_pretraining
+    target = _randomize(AlbertPretrainingModel(_config()), seed=8)
+    report = load_tf1_checkpoint(target, prefix, init_from_group0=True)
+    assert report.sources == {}
+    group1 = "bert/encoder/transformer/group_1/inner_group_1/ffn_1/intermediate/dense/kernel"
+    np.testing.assert_array_equal(_values(target)[group1], _values(model)[group1])

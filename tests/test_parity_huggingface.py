@@ -1,0 +1,238 @@
+"""Numerical parity with HuggingFace's PyTorch ALBERT, through TF1 checkpoints in both directions.
+
+(1) ours -> save_tf1_checkpoint -> HF's own `load_tf_weights_in_albert` -> same outputs.
+(2) HF -> a TF1 checkpoint written here from HF's state dict (an independent name map) ->
+    load_tf1_checkpoint -> same outputs.
+Run with `pytest -s` to see the measured maximum absolute differences.
+"""
+
+import contextlib
+import io
+import os
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import torch
+import transformers
+from transformers.models.albert.modeling_albert import load_tf_weights_in_albert
+
+from albert_tf import AlbertConfig, AlbertPretrainingModel
+from albert_tf.checkpoints import load_tf1_checkpoint, save_tf1_checkpoint
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOLERANCE = 1e-5
+BATCH, SEQ, PADDING = 2, 24, 7
+MASKED_POSITIONS = [[1, 4, 9, 16], [2, 3, 11, 15]]
+OUTPUTS = ("sequence_output", "pooled_output", "mlm_logits", "sop_logits")
+
+# HF module -> original TF1 scope, written from HF's module tree independently of
+# albert_tf.checkpoint_names. torch Linear weights are [out, in]: TF1 kernels are their transpose.
+HF_MODULES = {
+    "albert.embeddings.LayerNorm": "bert/embeddings/LayerNorm",
+    "albert.encoder.embedding_hidden_mapping_in": "bert/encoder/embedding_hidden_mapping_in",
+    "albert.pooler": "bert/pooler/dense",
+    "predictions.dense": "cls/predictions/transform/dense",
+    "predictions.LayerNorm": "cls/predictions/transform/LayerNorm",
+}
+HF_BLOCK = r"albert\.encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.(.+)"
+HF_BLOCK_MODULES = {
+    "attention.query": "attention_1/self/query",
+    "attention.key": "attention_1/self/key",
+    "attention.value": "attention_1/self/value",
+    "attention.dense": "attention_1/output/dense",
+    "attention.LayerNorm": "LayerNorm",
+    "ffn": "ffn_1/intermediate/dense",
+    "ffn_output": "ffn_1/intermediate/output/dense",
+    "full_layer_layer_norm": "LayerNorm_1",
+}
+HF_UNSCOPED = {  # Stored as they are (output_weights is [2, H] in both).
+    "predictions.bias": "cls/predictions/output_bias",
+    "sop_classifier.classifier.weight": "cls/seq_relationship/output_weights",
+    "sop_classifier.classifier.bias": "cls/seq_relationship/output_bias",
+}
+
+
+def _hf_to_tf1(name, array):
+    """(TF1 name, array in the TF1 layout) of one HF parameter."""
+    if name in HF_UNSCOPED:
+        return HF_UNSCOPED[name], array
+    module, leaf = name.rsplit(".", 1)
+    if module.endswith("_embeddings"):
+        return "bert/embeddings/" + module.split(".")[-1], array
+    block = re.fullmatch(HF_BLOCK, module)
+    if block:
+        group, inner, sublayer = block.groups()
+        scope = f"bert/encoder/transformer/group_{group}/inner_group_{inner}/{HF_BLOCK_MODULES[sublayer]}"
+    else:
+        scope = HF_MODULES[module]
+    if scope.endswith(("LayerNorm", "LayerNorm_1")):
+        return f"{scope}/{'gamma' if leaf == 'weight' else 'beta'}", array
+    return (f"{scope}/kernel", array.T) if leaf == "weight" else (f"{scope}/bias", array)
+
+
+def _write_tf1_checkpoint_from_hf(hf_model, prefix):
+    names, tensors = [], []
+    for name, parameter in hf_model.named_parameters():  # The tied decoder is not listed again.
+        tf1_name, array = _hf_to_tf1(name, parameter.detach().numpy())
+        names.append(tf1_name)
+        tensors.append(tf.constant(np.ascontiguousarray(array)))
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names), tensors=tensors)
+    return names
+
+
+def _hf_config(config):
+    return transformers.AlbertConfig(
+        vocab_size=config.vocab_size,
+        embedding_size=config.embedding_size,
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_hidden_groups=config.num_hidden_groups,
+        num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size,
+        inner_group_num=config.inner_group_num,
+        hidden_act="gelu_new",  # The original's (and our) "gelu" is the tanh approximation.
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0,
+        max_position_embeddings=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        layer_norm_eps=1e-12,
+        attn_implementation="eager",
+    )
+
+
+def _random_value(name, shape, rng):
+    """Weights far from init (LayerNorm gamma != 1, biases != 0) so every tensor matters."""
+    if name.endswith(("gamma", "LayerNorm.weight", "layer_norm.weight")):
+        return 1.0 + 0.1 * rng.standard_normal(shape)
+    if name.endswith(("beta", "bias")):
+        return 0.1 * rng.standard_normal(shape)
+    return 0.02 * rng.standard_normal(shape)
+
+
+def _inputs(vocab_size):
+    rng = np.random.default_rng(7)
+    word_ids = rng.integers(5, vocab_size, size=(BATCH, SEQ)).astype(np.int32)
+    mask = np.ones((BATCH, SEQ), np.int32)
+    mask[1, SEQ - PADDING:] = 0
+    word_ids[1, SEQ - PADDING:] = 0
+    type_ids = np.zeros((BATCH, SEQ), np.int32)
+    type_ids[:, SEQ // 2:] = 1
+    return {
+        "input_word_ids": word_ids,
+        "input_mask": mask,
+        "input_type_ids": type_ids,
+        "masked_lm_positions": np.array(MASKED_POSITIONS, np.int32),
+    }
+
+
+def _our_outputs(model, inputs):
+    outputs = model({name: tf.constant(value) for name, value in inputs.items()}, training=False)
+    return {name: outputs[name].numpy() for name in OUTPUTS}
+
+
+def _hf_outputs(hf_model, inputs):
+    arguments = {
+        "input_ids": torch.from_numpy(inputs["input_word_ids"]).long(),
+        "attention_mask": torch.from_numpy(inputs["input_mask"]).long(),
+        "token_type_ids": torch.from_numpy(inputs["input_type_ids"]).long(),
+    }
+    with torch.no_grad():
+        backbone = hf_model.albert(**arguments)
+        pretraining = hf_model(**arguments)
+    positions = torch.from_numpy(inputs["masked_lm_positions"]).long()
+    mlm_logits = torch.gather(
+        pretraining.prediction_logits, 1, positions[:, :, None].expand(-1, -1, hf_model.config.vocab_size)
+    )
+    return {
+        "sequence_output": backbone.last_hidden_state.numpy(),
+        "pooled_output": backbone.pooler_output.numpy(),
+        "mlm_logits": mlm_logits.numpy(),
+        "sop_logits": pretraining.sop_logits.numpy(),
+    }
+
+
+def _assert_parity(ours, theirs, label):
+    differences = {name: float(np.max(np.abs(ours[name] - theirs[name]))) for name in ours}
+    scales = {name: float(np.max(np.abs(theirs[name]))) for name in theirs}
+    print(f"\n[{label}] max |ours - HF|: "
+          + ", ".join(f"{name} {differences[name]:.2e} (max |value| {scales[name]:.2f})" for name in ours))
+    # All positions, padded ones included: both add a large negative bias to padded keys
+    # (-10000 here, float32 min in HF), which softmax turns into exactly zero weight in float32.
+    for name, difference in differences.items():
+        assert difference < TOLERANCE, f"{label}: {name} differs by {difference}"
+
+
+def _base_config():
+    return AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_base.json"))
+
+
+def _grouped_config():
+    tiny = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json"))
+    return tiny.replace(vocab_size=500, max_position_embeddings=64, num_hidden_groups=2, inner_group_num=2)
+
+
+def _hf_model(config, seed):
+    torch.manual_seed(seed)
+    hf_model = transformers.AlbertForPreTraining(_hf_config(config)).eval()
+    rng = np.random.default_rng(seed)
+    with torch.no_grad():
+        for name, parameter in hf_model.named_parameters():
+            parameter.copy_(torch.from_numpy(_random_value(name, tuple(parameter.shape), rng)).float())
+    return hf_model
+
+
+def _check_ours_to_hf(config, tmp_path, label, hf_groups=None):
+    model = AlbertPretrainingModel(config)
+    rng = np.random.default_rng(0)
+    for variable in model.weights:
+        variable.assign(_random_value(variable.path, tuple(variable.shape), rng).astype(np.float32))
+    prefix = save_tf1_checkpoint(model, str(tmp_path / "model.ckpt-1"))
+    hf_config = _hf_config(config.replace(num_hidden_groups=hf_groups or config.num_hidden_groups))
+    hf_model = transformers.AlbertForPreTraining(hf_config).eval()
+    with contextlib.redirect_stdout(io.StringIO()):  # HF's loader prints every name.
+        load_tf_weights_in_albert(hf_model, hf_config, prefix)
+    inputs = _inputs(config.vocab_size)
+    _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
+
+
+def _check_hf_to_ours(config, tmp_path, label, hf_groups=None):
+    hf_model = _hf_model(config.replace(num_hidden_groups=hf_groups or config.num_hidden_groups), seed=1)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    prefix = str(tmp_path / "from_hf")
+    written = _write_tf1_checkpoint_from_hf(hf_model, prefix)
+    model = AlbertPretrainingModel(config)
+    report = load_tf1_checkpoint(model, prefix)
+    assert sorted(report.loaded) == sorted(written)
+    inputs = _inputs(config.vocab_size)
+    _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
+
+
+def test_ours_to_huggingface_grouped(tmp_path):
+    _check_ours_to_hf(_grouped_config(), tmp_path, "ours->HF, L=4 G=2 K=2")
+
+
+def test_huggingface_to_ours_grouped(tmp_path):
+    _check_hf_to_ours(_grouped_config(), tmp_path, "HF->ours, L=4 G=2 K=2")
+
+
+def test_unshared_naming_matches_one_group_per_layer(tmp_path):
+    """sharing="none" writes layer l under group_l: HF reads it as num_hidden_groups = L.
+
+    inner_group_num is 1 here: HF's head_mask slicing fails when inner_group_num > L / G.
+    """
+    config = _grouped_config().replace(num_hidden_groups=1, inner_group_num=1, sharing="none")
+    _check_ours_to_hf(config, tmp_path / "out", "ours(none)->HF(G=L)", hf_groups=config.num_hidden_layers)
+    _check_hf_to_ours(config, tmp_path / "in", "HF(G=L)->ours(none)", hf_groups=config.num_hidden_layers)
+
+
+@pytest.mark.slow
+def test_ours_to_huggingface_base(tmp_path):
+    _check_ours_to_hf(_base_config(), tmp_path, "ours->HF, albert_base")
+
+
+@pytest.mark.slow
+def test_huggingface_to_ours_base(tmp_path):
+    _check_hf_to_ours(_base_config(), tmp_path, "HF->ours, albert_base")
