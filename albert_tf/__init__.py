@@ -1,6 +1,26 @@
-"""albert-tf: ALBERT (Lan et al. 2019) in TensorFlow 2 / Keras 3, faithful to google-research/albert."""
+"""albert-tf: ALBERT (Lan et al. 2019) in TensorFlow 2 / Keras 3, faithful to google-research/albert.
 
-from albert_tf.config import AlbertConfig
-from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainingModel
+The top-level names are imported lazily, so that light modules (`albert_tf.tokenization`, used by
+the data builder's worker processes) do not pay for importing TensorFlow.
+"""
 
-__all__ = ["AlbertConfig", "AlbertModel", "AlbertPretrainingModel", "AlbertClassifier"]
+import importlib
+
+_EXPORTS = {
+    "AlbertConfig": "albert_tf.config",
+    "AlbertModel": "albert_tf.models",
+    "AlbertPretrainingModel": "albert_tf.models",
+    "AlbertClassifier": "albert_tf.models",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__():
+    return __all__

@@ -2,7 +2,7 @@
 
 For tf.data pipelines and for SavedModels that take raw text (TF Serving). It reproduces
 `albert_tf.tokenization.AlbertTokenizer` op by op, and tests hold it to the same ids. The
-character classes (Python's whitespace, combining marks and digits) are computed from Python's
+character classes (Python's whitespace and combining marks) are computed from Python's
 `unicodedata` and baked into the graph, so a reloaded SavedModel needs no Python helpers.
 """
 
@@ -37,12 +37,8 @@ def _re2_char_class(predicate):
 
 @functools.lru_cache(maxsize=None)
 def _char_classes():
-    """(whitespace, combining, digit) classes matching `str.split`, `unicodedata.combining`, `str.isdigit`."""
-    return (
-        _re2_char_class(str.isspace),
-        _re2_char_class(unicodedata.combining),
-        _re2_char_class(str.isdigit),
-    )
+    """(whitespace, combining) classes matching `str.split` and `unicodedata.combining`."""
+    return _re2_char_class(str.isspace), _re2_char_class(unicodedata.combining)
 
 
 def _lower_utf8(text):
@@ -93,21 +89,26 @@ class AlbertTextTokenizer(keras.layers.Layer):
         self.spm_model_file = spm_model_file
         self.do_lower_case = bool(do_lower_case)
         try:
-            self._sentencepiece = tf_text.SentencepieceTokenizer(
-                model=_read_model_bytes(spm_model_file), out_type=tf.string
-            )
-            special_ids = self._sentencepiece.string_to_id(list(_SPECIAL_PIECES.values())).numpy()
+            self._sentencepiece = tf_text.SentencepieceTokenizer(model=_read_model_bytes(spm_model_file))
+            pieces = self._sentencepiece.id_to_string(tf.range(self._sentencepiece.vocab_size())).numpy()
         except tf.errors.OpError as error:
             raise ValueError(
                 f"spm_model_file {spm_model_file!r} is not a loadable SentencePiece model: "
                 f"{error.message}"
             ) from None
-        self.special_ids = dict(zip(_SPECIAL_PIECES, (int(i) for i in special_ids)))
-        for role, piece in _SPECIAL_PIECES.items():
-            if role != "unk" and self.special_ids[role] == self.special_ids["unk"]:
-                raise ValueError(f"spm_model_file {spm_model_file!r} lacks the piece {piece}")
+        pieces = [piece.decode("utf-8") for piece in pieces]
+        piece_ids = {piece: i for i, piece in enumerate(pieces)}
+        missing = [piece for piece in _SPECIAL_PIECES.values() if piece not in piece_ids]
+        if missing:
+            raise ValueError(f"spm_model_file {spm_model_file!r} lacks the pieces {', '.join(missing)}")
+        self.special_ids = {role: piece_ids[piece] for role, piece in _SPECIAL_PIECES.items()}
+        # The digit-comma rule can only fire on these vocabulary pieces (an unknown piece never
+        # holds the "," when "," is itself a piece), so it is decided per id, by lookup.
+        self._is_digit_comma = tf.constant(
+            [len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit() for piece in pieces]
+        )
         self.spm_model_asset = tf.saved_model.Asset(spm_model_file)
-        self._whitespace, self._combining, self._digit = _char_classes()
+        self._whitespace, self._combining = _char_classes()
         self.built = True
 
     @property
@@ -136,8 +137,7 @@ class AlbertTextTokenizer(keras.layers.Layer):
             return self.call(text[tf.newaxis])[0]
         if text.shape.rank != 1:
             raise ValueError(f"AlbertTextTokenizer expects strings of shape [batch], got {text.shape}")
-        pieces = self._sentencepiece.tokenize(self._normalize(text))
-        return self._sentencepiece.string_to_id(self._split_digit_commas(pieces))
+        return self._split_digit_commas(self._sentencepiece.tokenize(self._normalize(text)))
 
     def _normalize(self, text):
         """`tokenization.preprocess_text` in graph ops."""
@@ -151,33 +151,36 @@ class AlbertTextTokenizer(keras.layers.Layer):
             text = _lower_utf8(text)
         return text
 
-    def _split_digit_commas(self, pieces):
-        """`tokenization.encode_pieces`' digit-comma rule on ragged pieces [batch, (pieces)]."""
-        flat = pieces.flat_values
-        is_digit_comma = tf.strings.regex_full_match(flat, f"(?s).*{self._digit},")
-        originals = tf.boolean_mask(flat, is_digit_comma)
+    def _split_digit_commas(self, ids):
+        """`tokenization.encode_pieces`' digit-comma rule on ragged ids [batch, (tokens)]."""
+        flat = ids.flat_values
+        is_digit_comma = tf.gather(self._is_digit_comma, flat)
+        originals = self._sentencepiece.id_to_string(tf.boolean_mask(flat, is_digit_comma))
         digits = self._sentencepiece.tokenize(
             tf.strings.regex_replace(tf.strings.regex_replace(originals, ",$", ""), SPIECE_UNDERLINE, "")
         )
         # Inside a word ("a5,") the re-encoding must not start a new word: drop its leading "▁".
         first = digits[:, :1]
-        first_pieces = first.flat_values
+        first_pieces = self._sentencepiece.id_to_string(first.flat_values)
         drop_underline = tf.logical_and(
             _starts_with_underline(first_pieces),
             tf.gather(tf.logical_not(_starts_with_underline(originals)), first.value_rowids()),
         )
-        first = first.with_flat_values(
-            tf.where(drop_underline, tf.strings.substr(first_pieces, 1, -1, unit="UTF8_CHAR"), first_pieces)
+        first_pieces = tf.where(
+            drop_underline, tf.strings.substr(first_pieces, 1, -1, unit="UTF8_CHAR"), first_pieces
         )
-        first = tf.ragged.boolean_mask(first, tf.strings.length(first) > 0)
-        commas = tf.RaggedTensor.from_tensor(tf.fill(tf.stack([tf.size(originals), 1]), ","))
-        replacements = tf.concat([first, digits[:, 1:], commas], axis=1)
+        first = tf.ragged.boolean_mask(
+            first.with_flat_values(self._sentencepiece.string_to_id(first_pieces)),
+            first.with_flat_values(tf.strings.length(first_pieces) > 0),
+        )
+        commas = tf.fill(tf.stack([tf.size(originals), 1]), self._sentencepiece.string_to_id(","))
+        replacements = tf.concat([first, digits[:, 1:], tf.RaggedTensor.from_tensor(commas)], axis=1)
         # Row i of `candidates` is [flat[i]]; rows N.. are the replacements, picked by gather.
         candidates = tf.concat([tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), replacements], axis=0)
         count = tf.size(flat, out_type=tf.int64)
         replacement_rows = count + tf.cumsum(tf.cast(is_digit_comma, tf.int64)) - 1
         rows = tf.where(is_digit_comma, replacement_rows, tf.range(count))
-        return pieces.with_flat_values(tf.gather(candidates, rows)).merge_dims(1, 2)
+        return ids.with_flat_values(tf.gather(candidates, rows)).merge_dims(1, 2)
 
     def get_config(self):
         config = super().get_config()
@@ -268,7 +271,9 @@ def _truncate_segments(segments, budget):
     if len(segments) == 1:
         return [segments[0][:, :budget]]
     first, second = segments
-    first_length, second_length = first.row_lengths(), second.row_lengths()
+    first_length = tf.cast(first.row_lengths(), tf.int64)
+    second_length = tf.cast(second.row_lengths(), tf.int64)
+    budget = tf.constant(budget, tf.int64)
     # Closed form of "pop from the longer, the second on ties" (tests compare with the loop):
     # the shorter survives whole if it fits in half the budget, else the split is ceil/floor.
     keep_second = tf.minimum(second_length, tf.maximum(budget // 2, budget - first_length))

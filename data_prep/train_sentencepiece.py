@@ -1,0 +1,164 @@
+"""Trains a SentencePiece vocabulary with the settings of ALBERT's released 30k-clean model.
+
+    python -m data_prep.train_sentencepiece --input=corpus/*.txt --model_prefix=out/30k \\
+        --vocab_size=30000
+
+Input: text files, one sentence or paragraph per line (blank lines are skipped). Every line is
+first normalised with `preprocess_text` (whitespace collapse, accent stripping, lowercasing
+unless --nodo_lower_case), because that is exactly the text `AlbertTokenizer` hands to
+SentencePiece: the released vocabulary has no upper-case and no accented pieces, so it was
+trained on such text too. Writes `<prefix>.model` and `<prefix>.vocab` ("piece<TAB>score"),
+each under a temporary name until complete.
+"""
+
+import io
+import os
+
+import sentencepiece as spm
+import tensorflow as tf
+from absl import flags
+
+from albert_tf.cli import UsageError, require, run_main
+from albert_tf.io_utils import atomic_open
+from albert_tf.progress import Progress
+from albert_tf.tokenization import preprocess_text
+
+CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
+USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]
+SPECIAL_PIECE_COUNT = 2 + len(CONTROL_SYMBOLS) + len(USER_DEFINED_SYMBOLS)  # + <pad>, <unk>
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("input", None, "Comma-separated text files or glob patterns (local or gs://).")
+flags.DEFINE_string("model_prefix", None, "Output prefix: writes <prefix>.model and <prefix>.vocab.")
+flags.DEFINE_integer("vocab_size", 30000, "Number of pieces, special pieces included.")
+flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the released English models are uncased).")
+flags.DEFINE_float("character_coverage", 0.99995, "Share of characters the vocabulary must cover.")
+flags.DEFINE_integer(
+    "input_sentence_size", 10_000_000, "Lines sampled for training (reservoir sampling beyond this)."
+)
+flags.DEFINE_bool("shuffle_input_sentence", True, "Sample lines at random when there are more than needed.")
+flags.DEFINE_integer("num_threads", os.cpu_count() or 1, "Training threads.")
+
+
+def expand_inputs(patterns):
+    """The files named by comma-separated paths/globs, in order; every pattern must match."""
+    paths = []
+    for pattern in patterns:
+        matches = sorted(tf.io.gfile.glob(pattern))
+        require(matches, f"--input {pattern!r} matches no file")
+        paths.extend(matches)
+    return paths
+
+
+class CorpusLines:
+    """The non-blank lines of `paths`, normalised as the tokenizer will see them.
+
+    A bad line raises `UsageError`, and the error is also kept in `.error`: SentencePiece calls
+    the iterator from C++ and re-raises anything as a RuntimeError with a Python traceback inside.
+    """
+
+    def __init__(self, paths, do_lower_case):
+        self.paths = paths
+        self.do_lower_case = do_lower_case
+        self.error = None
+        self.progress = Progress("train_sentencepiece: reading", unit="lines")
+
+    def __iter__(self):
+        for path in self.paths:
+            with tf.io.gfile.GFile(path, "rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    try:
+                        line = raw.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        self.error = UsageError(
+                            f"--input {path}: line {number} is not UTF-8 ({error.reason})"
+                        )
+                        raise self.error from None
+                    line = preprocess_text(line, lower=self.do_lower_case)
+                    if line:
+                        self.progress.update(extra=f"file {os.path.basename(path)}")
+                        yield line
+        self.progress.close()
+
+
+def train(paths, vocab_size, do_lower_case=True, character_coverage=0.99995,
+          input_sentence_size=10_000_000, shuffle_input_sentence=True, num_threads=1):
+    """Trains the unigram model on `paths`; returns the serialized model proto."""
+    lines = CorpusLines(paths, do_lower_case)
+    model = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines),
+            model_writer=model,
+            model_type="unigram",
+            vocab_size=vocab_size,
+            pad_id=0,
+            unk_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            control_symbols=CONTROL_SYMBOLS,
+            user_defined_symbols=USER_DEFINED_SYMBOLS,
+            character_coverage=character_coverage,
+            input_sentence_size=input_sentence_size,
+            shuffle_input_sentence=shuffle_input_sentence,
+            num_threads=num_threads,
+            minloglevel=1,  # SentencePiece's INFO lines would drown the progress line
+        )
+    except RuntimeError as error:
+        if lines.error:
+            raise lines.error from None
+        # SentencePiece's own checks, e.g. a vocabulary too large for the text.
+        raise UsageError(f"SentencePiece training failed: {error}") from None
+    return model.getvalue()
+
+
+def vocab_lines(model_proto):
+    """`.vocab` lines in SentencePiece's own format: piece, a tab, the score as C++ prints it."""
+    processor = spm.SentencePieceProcessor(model_proto=model_proto)
+    return [
+        f"{processor.IdToPiece(i)}\t{processor.GetScore(i):g}\n" for i in range(processor.GetPieceSize())
+    ]
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    require(FLAGS.input, "--input is required (text files, one sentence or paragraph per line)")
+    require(FLAGS.model_prefix, "--model_prefix is required (writes <prefix>.model and <prefix>.vocab)")
+    require(
+        FLAGS.vocab_size > SPECIAL_PIECE_COUNT,
+        f"--vocab_size must exceed the {SPECIAL_PIECE_COUNT} special and user-defined pieces, "
+        f"got {FLAGS.vocab_size}",
+    )
+    require(
+        0 < FLAGS.character_coverage <= 1,
+        f"--character_coverage must be in (0, 1], got {FLAGS.character_coverage}",
+    )
+    require(
+        FLAGS.input_sentence_size > 0,
+        f"--input_sentence_size must be positive, got {FLAGS.input_sentence_size}",
+    )
+    require(FLAGS.num_threads > 0, f"--num_threads must be positive, got {FLAGS.num_threads}")
+    directory = os.path.dirname(FLAGS.model_prefix)
+    require(
+        not directory or tf.io.gfile.isdir(directory),
+        f"--model_prefix: directory {directory!r} does not exist",
+    )
+    paths = expand_inputs(FLAGS.input)
+    model_proto = train(
+        paths,
+        FLAGS.vocab_size,
+        do_lower_case=FLAGS.do_lower_case,
+        character_coverage=FLAGS.character_coverage,
+        input_sentence_size=FLAGS.input_sentence_size,
+        shuffle_input_sentence=FLAGS.shuffle_input_sentence,
+        num_threads=FLAGS.num_threads,
+    )
+    with atomic_open(FLAGS.model_prefix + ".model", "wb") as handle:
+        handle.write(model_proto)
+    with atomic_open(FLAGS.model_prefix + ".vocab", "w") as handle:
+        handle.write("".join(vocab_lines(model_proto)))
+    print(f"wrote {FLAGS.model_prefix}.model and {FLAGS.model_prefix}.vocab")
+
+
+if __name__ == "__main__":
+    run_main(main)
