@@ -1,36 +1,52 @@
 """Atomic file output: nothing half-written ever carries a final name.
 
-Works for local paths and for the remote filesystems `tf.io.gfile` knows (gs://, hdfs://).
+Local paths use the standard library; remote paths (gs://, hdfs://) go through `tf.io.gfile`,
+imported only then, so light processes (the data builder's workers) never pay for TensorFlow.
 """
 
 import contextlib
 import os
 import uuid
 
-import tensorflow as tf
-
 
 def temporary_name(path):
-    """A sibling name for `path` that readers and globs of the final name never match."""
+    """A hidden sibling name for `path` (`.<name>.tmp-<hex>`) that globs of final names never match."""
     directory, base = os.path.split(path)
     return os.path.join(directory, f".{base}.tmp-{uuid.uuid4().hex[:8]}")
+
+
+def _gfile():
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    return tf.io.gfile
+
+
+def _is_remote(path):
+    return "://" in path
 
 
 @contextlib.contextmanager
 def atomic_output(path):
     """Yields a temporary path to write to; renames it to `path` only if the block succeeds."""
     tmp = temporary_name(path)
+    remote = _is_remote(path)
     try:
         yield tmp
-        tf.io.gfile.rename(tmp, path, overwrite=True)
+        if remote:
+            _gfile().rename(tmp, path, overwrite=True)
+        else:
+            os.replace(tmp, path)
     finally:
-        if tf.io.gfile.exists(tmp):
-            tf.io.gfile.remove(tmp)
+        if remote and _gfile().exists(tmp):
+            _gfile().remove(tmp)
+        elif not remote and os.path.exists(tmp):
+            os.remove(tmp)
 
 
 @contextlib.contextmanager
 def atomic_open(path, mode="w"):
     """Like `open(path, mode)`, but the file appears under `path` only once fully written."""
     with atomic_output(path) as tmp:
-        with tf.io.gfile.GFile(tmp, mode) as handle:
+        opener = _gfile().GFile if _is_remote(path) else open
+        with opener(tmp, mode) as handle:
             yield handle

@@ -24,8 +24,9 @@ def preprocess_text(text, lower=True, remove_space=True):
     """
     if remove_space:
         text = " ".join(text.strip().split())
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(char for char in text if not unicodedata.combining(char))
+    if not text.isascii():  # NFKD and the combining-mark filter leave ASCII unchanged
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(char for char in text if not unicodedata.combining(char))
     if lower:
         text = text.lower()
     return text

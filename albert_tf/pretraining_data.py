@@ -1,0 +1,148 @@
+"""tf.data input pipeline for ALBERT pretraining TFRecords (ours or the original script's).
+
+Files hold the original's features (reference section 4.5); batches carry the model's names:
+
+| TFRecord feature       | batch key              | dtype, shape                   |
+|------------------------|------------------------|--------------------------------|
+| `input_ids`            | `input_word_ids`       | int32 [B, max_seq_length]      |
+| `input_mask`           | `input_mask`           | int32 [B, max_seq_length]      |
+| `segment_ids`          | `input_type_ids`       | int32 [B, max_seq_length]      |
+| `masked_lm_positions`  | `masked_lm_positions`  | int32 [B, max_predictions]     |
+| `masked_lm_ids`        | `masked_lm_ids`        | int32 [B, max_predictions]     |
+| `masked_lm_weights`    | `masked_lm_weights`    | float32 [B, max_predictions]   |
+| `next_sentence_labels` | `next_sentence_labels` | int32 [B] (the SOP label)      |
+
+`token_boundary` is not read (the original never released the on-the-fly masking it was for).
+Batches always have exactly the batch size (`drop_remainder=True`): TPUs need static shapes.
+"""
+
+import tensorflow as tf
+
+FEATURE_NAMES = {
+    "input_ids": "input_word_ids",
+    "input_mask": "input_mask",
+    "segment_ids": "input_type_ids",
+    "masked_lm_positions": "masked_lm_positions",
+    "masked_lm_ids": "masked_lm_ids",
+    "masked_lm_weights": "masked_lm_weights",
+    "next_sentence_labels": "next_sentence_labels",
+}
+
+
+def expand_file_patterns(file_patterns):
+    """Comma-separated string or list of paths/globs -> sorted file list (error if one matches nothing)."""
+    if isinstance(file_patterns, str):
+        file_patterns = file_patterns.split(",")
+    files = []
+    for pattern in (p.strip() for p in file_patterns):
+        if not pattern:
+            continue
+        matches = sorted(tf.io.gfile.glob(pattern))
+        if not matches:
+            raise ValueError(f"pretraining data: {pattern!r} matches no file")
+        files.extend(matches)
+    if not files:
+        raise ValueError("pretraining data: no file pattern given")
+    return files
+
+
+def _feature_lengths(max_seq_length, max_predictions_per_seq):
+    return {
+        "input_ids": ("max_seq_length", max_seq_length),
+        "input_mask": ("max_seq_length", max_seq_length),
+        "segment_ids": ("max_seq_length", max_seq_length),
+        "masked_lm_positions": ("max_predictions_per_seq", max_predictions_per_seq),
+        "masked_lm_ids": ("max_predictions_per_seq", max_predictions_per_seq),
+        "masked_lm_weights": ("max_predictions_per_seq", max_predictions_per_seq),
+        "next_sentence_labels": (None, 1),
+    }
+
+
+def check_file(path, max_seq_length, max_predictions_per_seq):
+    """Raises ValueError naming the file and feature if its first record has other lengths.
+
+    Returns whether the file holds any record. Catches the common mistake (data made with --max_seq_length=128 read with 512) before
+    training starts, with a message that says what to change instead of a parse error.
+    """
+    try:
+        first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+        if first is None:
+            return False  # an empty shard is valid
+        example = tf.train.Example.FromString(first.numpy())
+    except (tf.errors.OpError, ValueError) as error:
+        raise ValueError(f"{path}: not a TFRecord file of tf.train.Example "
+                         f"({type(error).__name__}: {error})") from None
+    features = example.features.feature
+    for name, (flag, expected) in _feature_lengths(max_seq_length, max_predictions_per_seq).items():
+        if name not in features:
+            raise ValueError(f"{path}: feature {name!r} is missing; expected ALBERT pretraining data "
+                             f"(data_prep.create_pretraining_data)")
+        feature = features[name]
+        found = len(feature.int64_list.value) or len(feature.float_list.value)
+        if found != expected:
+            setting = f"{flag}={expected}; the file was written with {flag}={found}" if flag else "one label"
+            raise ValueError(f"{path}: feature {name!r} has {found} values but {expected} are "
+                             f"expected ({setting})")
+    return True
+
+
+def _parse(serialized, max_seq_length, max_predictions_per_seq):
+    spec = {}
+    for name, (_, length) in _feature_lengths(max_seq_length, max_predictions_per_seq).items():
+        dtype = tf.float32 if name == "masked_lm_weights" else tf.int64
+        spec[name] = tf.io.FixedLenFeature([length], dtype)
+    parsed = tf.io.parse_example(serialized, spec)
+    batch = {}
+    for name, key in FEATURE_NAMES.items():
+        value = parsed[name]
+        batch[key] = value if value.dtype == tf.float32 else tf.cast(value, tf.int32)
+    batch["next_sentence_labels"] = tf.squeeze(batch["next_sentence_labels"], axis=-1)
+    return batch
+
+
+def pretraining_dataset(file_patterns, max_seq_length, max_predictions_per_seq, batch_size,
+                        is_training=True, input_context=None, seed=None, shuffle_buffer_size=10000,
+                        cycle_length=8, validate_files=True):
+    """Batches of pretraining features (see the module docstring for names and shapes).
+
+    `batch_size` is global; with a `tf.distribute.InputContext` (from
+    `distribute_datasets_from_function`) each input pipeline reads its share of the files (or
+    of the records, if there are fewer files than pipelines) and batches
+    `input_context.get_per_replica_batch_size(batch_size)` examples. Training data is file-
+    shuffled, interleaved, record-shuffled and repeated; evaluation data is read once, in
+    order. `seed` makes the order reproducible. `validate_files` checks each file's first
+    record against the lengths (see `check_file`).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    files = expand_file_patterns(file_patterns)
+    if validate_files:
+        non_empty = [check_file(path, max_seq_length, max_predictions_per_seq) for path in files]
+        if not any(non_empty):
+            raise ValueError(f"pretraining data: the files hold no records: {', '.join(files)}")
+    if input_context is not None:
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
+
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    shard_records = False
+    if input_context is not None and input_context.num_input_pipelines > 1:
+        if len(files) >= input_context.num_input_pipelines:
+            dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        else:
+            shard_records = True
+    if is_training:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(cycle_length, len(files)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=seed is not None or not is_training,
+    )
+    if shard_records:
+        dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    if is_training:
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.batch(batch_size, drop_remainder=True)
+    dataset = dataset.map(lambda records: _parse(records, max_seq_length, max_predictions_per_seq),
+                          num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)

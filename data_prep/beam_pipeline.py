@@ -1,0 +1,129 @@
+"""The pretraining-data builder as an Apache Beam pipeline, for corpora beyond one machine.
+
+    python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \
+        --output_file=gs://bucket/albert/train --num_output_shards=1000 \
+        --spm_model_file=gs://bucket/30k-clean.model --dupe_factor=40 \
+        --runner=DataflowRunner --beam_args='--project=P --region=R --temp_location=gs://bucket/tmp'
+
+Each output shard is one element, built by the same `ShardBuilder` as the local runner, so the
+files are byte-identical to `create_pretraining_data`'s for the same flags (tested with the
+DirectRunner). Parallelism is the number of output shards. Needs `requirements-beam.txt`.
+"""
+
+import contextlib
+import json
+import os
+import shlex
+import sys
+
+import apache_beam as beam
+from absl import flags
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from albert_tf.cli import require, run_main
+from data_prep.build_plan import make_plan
+from data_prep.create_pretraining_data import builder_settings_from_flags, define_builder_flags
+from data_prep.file_access import stale_temporaries
+from data_prep.pretraining_stats import PretrainingStats
+from data_prep.shard_builder import ShardBuilder, write_summary
+
+FLAGS = flags.FLAGS
+
+
+class BeamFiles:
+    """The builder's file operations on Beam's filesystems (local paths, gs://, s3://, hdfs://)."""
+
+    def glob(self, pattern):
+        try:
+            (result,) = FileSystems.match([pattern])
+        except BeamIOError:
+            return []
+        return sorted(m.path for m in result.metadata_list if not self.is_dir(m.path))
+
+    def size(self, path):
+        (result,) = FileSystems.match([path])
+        return result.metadata_list[0].size_in_bytes
+
+    def open_read(self, path):
+        return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+
+    def open_write(self, path):
+        return FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED)
+
+    def exists(self, path):
+        return FileSystems.exists(path)
+
+    def is_dir(self, path):
+        return "://" not in path and os.path.isdir(path)  # object stores have no directories
+
+    def rename(self, source, destination):
+        FileSystems.rename([source], [destination])
+
+    def delete(self, path):
+        with contextlib.suppress(BeamIOError):
+            FileSystems.delete([path])
+
+    def makedirs(self, directory):
+        with contextlib.suppress(IOError, BeamIOError):  # already there, or an object store
+            FileSystems.mkdirs(directory)
+
+
+class _BuildShard(beam.DoFn):
+    """Loads the tokenizer once per worker; builds (or skips) one shard per element."""
+
+    def __init__(self, plan):
+        self._plan = plan
+        self._builder = None
+
+    def setup(self):
+        self._builder = ShardBuilder(self._plan, self._plan.tokenizer.load(), BeamFiles())
+
+    def process(self, shard_index):
+        stats, _ = self._builder.build(shard_index)
+        yield stats.to_dict()
+
+
+def _summarise(shard_stats, plan):
+    total = PretrainingStats()
+    for stats in shard_stats:
+        total.merge(PretrainingStats.from_dict(stats))
+    write_summary(BeamFiles(), plan, total)
+
+
+def run(beam_args=(), **settings):
+    """Runs the build on Beam; `settings` are the builder's flags as keywords (see `build`).
+
+    `beam_args` are Beam pipeline options, e.g. ["--runner=DirectRunner"]. Returns the
+    statistics summary. Raises `albert_tf.cli.UsageError` for bad settings or input.
+    """
+    files = BeamFiles()
+    plan, _ = make_plan(files, **settings)
+    for path in plan.output_files:
+        for stale in stale_temporaries(files, path):
+            files.delete(stale)
+    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
+        _ = (pipeline
+             | "Shards" >> beam.Create(list(range(plan.num_shards)))
+             | "Spread" >> beam.Reshuffle()
+             | "Build" >> beam.ParDo(_BuildShard(plan))
+             | "Collect" >> beam.combiners.ToList()
+             | "Summarise" >> beam.Map(_summarise, plan))
+    with files.open_read(plan.stats_file) as handle:
+        return json.loads(handle.read().decode("utf-8"))
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    beam_args = [f"--runner={FLAGS.runner}", *shlex.split(FLAGS.beam_args)]
+    stats = run(beam_args, **builder_settings_from_flags())
+    sys.stderr.write(f"wrote {stats['instances']} instances to {len(stats['output_files'])} file(s)\n")
+
+
+if __name__ == "__main__":
+    define_builder_flags()
+    flags.DEFINE_string("runner", "DirectRunner", "Beam runner: DirectRunner, DataflowRunner, "
+                        "FlinkRunner, SparkRunner, ...")
+    flags.DEFINE_string("beam_args", "", "Other Beam pipeline options, as one shell-quoted string.")
+    run_main(main)

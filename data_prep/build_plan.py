@@ -1,0 +1,178 @@
+"""Validated settings and the chunk-to-shard plan, shared by the local and the Beam runners.
+
+Both runners build the same `BuildPlan` and hand each output shard to `shard_builder`, which is
+why they write byte-identical files. The plan is plain data, so it pickles to worker processes.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+
+import numpy as np
+from absl import logging
+
+from albert_tf.cli import UsageError, require
+from albert_tf.tokenization import AlbertTokenizer
+from data_prep import corpus
+from data_prep.file_access import sidecar_name
+from data_prep.pretraining_instances import InstanceOptions
+
+# Bump when a change to the algorithm or the format changes the bytes written for the same
+# settings: shards recorded with another version are rebuilt instead of skipped.
+FORMAT_VERSION = 1
+STATS_SUFFIX = ".stats.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerSpec:
+    spm_model_file: str = None
+    vocab_file: str = None
+    do_lower_case: bool = True
+
+    def load(self):
+        return AlbertTokenizer(spm_model_file=self.spm_model_file, do_lower_case=self.do_lower_case,
+                               vocab_file=self.vocab_file)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildPlan:
+    """Everything that determines the output bytes, plus where they go."""
+
+    options: InstanceOptions
+    tokenizer: TokenizerSpec
+    tokenizer_sha256: str
+    random_seed: int
+    dupe_factor: int
+    chunks: tuple
+    output_files: tuple
+    stats_file: str
+
+    @property
+    def num_shards(self):
+        return len(self.output_files)
+
+    def shard_chunks(self, shard_index):
+        """Chunks are dealt round-robin to shards, so every shard gets a similar share of text."""
+        return self.chunks[shard_index::self.num_shards]
+
+    def shard_sidecar(self, shard_index):
+        return sidecar_name(self.output_files[shard_index], STATS_SUFFIX)
+
+    def shard_fingerprint(self, shard_index):
+        """Hash of all that shapes this shard's bytes: a rerun skips the shard only if it matches."""
+        description = {
+            "format_version": FORMAT_VERSION,
+            "options": dataclasses.asdict(self.options),
+            "tokenizer_sha256": self.tokenizer_sha256,
+            "do_lower_case": self.tokenizer.do_lower_case,
+            "random_seed": self.random_seed,
+            "dupe_factor": self.dupe_factor,
+            "num_shards": self.num_shards,
+            "chunks": [dataclasses.astuple(chunk) for chunk in self.shard_chunks(shard_index)],
+        }
+        return hashlib.sha256(json.dumps(description, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def settings(self):
+        """The settings as recorded in the statistics file."""
+        return {
+            **dataclasses.asdict(self.options),
+            "spm_model_file": self.tokenizer.spm_model_file,
+            "vocab_file": self.tokenizer.vocab_file,
+            "do_lower_case": self.tokenizer.do_lower_case,
+            "random_seed": self.random_seed,
+            "dupe_factor": self.dupe_factor,
+            "num_input_chunks": len(self.chunks),
+        }
+
+
+def chunk_seed(random_seed, chunk_index, dupe_index):
+    """Seed of one pass over one chunk: independent streams from one `--random_seed`."""
+    words = np.random.SeedSequence(random_seed, spawn_key=(chunk_index, dupe_index)).generate_state(4)
+    return int.from_bytes(words.tobytes(), "little")
+
+
+def output_paths(output_file, num_output_shards):
+    """(shard paths, statistics path) for a comma list of files or a prefix with N shards."""
+    require(output_file, "--output_file is required")
+    if num_output_shards:
+        require("," not in output_file, "--output_file must be one prefix (no commas) when "
+                                        "--num_output_shards is set")
+        names = [f"{output_file}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
+        return names, output_file + STATS_SUFFIX
+    names = [name.strip() for name in output_file.split(",") if name.strip()]
+    require(names, "--output_file is required")
+    require(len(set(names)) == len(names), f"--output_file lists a file twice: {output_file!r}")
+    return names, names[0] + STATS_SUFFIX
+
+
+def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=None,
+              do_lower_case=True, random_seed=12345, dupe_factor=40, num_output_shards=0,
+              input_chunk_bytes=1 << 20, albert_config_file=None, **instance_options):
+    """Checks every setting and input; returns (plan, loaded tokenizer). Raises `UsageError`."""
+    require(dupe_factor >= 1, f"--dupe_factor must be >= 1, got {dupe_factor}")
+    require(random_seed >= 0, f"--random_seed must be >= 0, got {random_seed}")
+    require(num_output_shards >= 0, f"--num_output_shards must be >= 0, got {num_output_shards}")
+    require(input_chunk_bytes >= 1024, f"--input_chunk_bytes must be >= 1024, got {input_chunk_bytes}")
+    try:
+        options = InstanceOptions(**instance_options)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    require(spm_model_file or vocab_file,
+            "--spm_model_file (a SentencePiece .model) or --vocab_file (WordPiece) is required")
+    tokenizer_spec = TokenizerSpec(spm_model_file or None, None if spm_model_file else vocab_file,
+                                   do_lower_case)
+    for flag, path in (("--spm_model_file", tokenizer_spec.spm_model_file),
+                       ("--vocab_file", tokenizer_spec.vocab_file)):
+        require(path is None or files.exists(path), f"{flag}: {path!r} does not exist")
+    try:
+        tokenizer = tokenizer_spec.load()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if albert_config_file:
+        _require_config_vocab_size(files, albert_config_file, tokenizer.vocab_size,
+                                   spm_model_file or vocab_file)
+
+    paths = corpus.expand_input_patterns(input_file, files)
+    corpus.require_some_text(paths, files)
+    outputs, stats_file = output_paths(output_file, num_output_shards)
+    for path in outputs + [stats_file]:
+        require(not files.is_dir(path), f"--output_file: {path!r} is a directory")
+    for directory in sorted({os.path.dirname(path) or "." for path in outputs + [stats_file]}):
+        _require_writable_directory(files, directory)
+    model_file = tokenizer_spec.spm_model_file or tokenizer_spec.vocab_file
+    with files.open_read(model_file) as handle:
+        tokenizer_sha256 = hashlib.sha256(handle.read()).hexdigest()
+    plan = BuildPlan(options, tokenizer_spec, tokenizer_sha256, random_seed, dupe_factor,
+                     tuple(corpus.plan_chunks(paths, files, input_chunk_bytes)), tuple(outputs),
+                     stats_file)
+    if len(plan.chunks) < plan.num_shards:
+        logging.warning("only %d input chunk(s) for %d output files: %d file(s) will be empty "
+                        "(lower --input_chunk_bytes or the number of output files)", len(plan.chunks),
+                        plan.num_shards, plan.num_shards - len(plan.chunks))
+    return plan, tokenizer
+
+
+def _require_config_vocab_size(files, albert_config_file, vocab_size, vocab_source):
+    require(files.exists(albert_config_file), f"--albert_config_file: {albert_config_file!r} does not exist")
+    try:
+        with files.open_read(albert_config_file) as handle:
+            config = json.loads(handle.read().decode("utf-8"))
+        config_vocab_size = int(config["vocab_size"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"--albert_config_file {albert_config_file!r} is not an ALBERT config JSON "
+                         f"with an integer \"vocab_size\" ({type(error).__name__}: {error})") from None
+    require(config_vocab_size == vocab_size,
+            f"--albert_config_file {albert_config_file!r} has vocab_size {config_vocab_size}, but "
+            f"{vocab_source!r} has {vocab_size} tokens: the model could not embed these ids")
+
+
+def _require_writable_directory(files, directory):
+    try:
+        files.makedirs(directory)
+        probe = sidecar_name(os.path.join(directory, "probe"), f".{os.getpid()}.writable")
+        with files.open_write(probe):
+            pass
+        files.delete(probe)
+    except OSError as error:
+        raise UsageError(f"--output_file: cannot write to {directory!r} ({error.strerror or error})") from None

@@ -1,0 +1,106 @@
+"""Input text: expanding `--input_file`, cutting files into byte-range chunks, reading a chunk.
+
+Why byte ranges: they need no pass over the corpus to plan (only file sizes), each chunk is read
+on its own with one seek, and memory is bounded by the chunk size. A line belongs to the chunk
+that holds its first byte; a chunk border inside a document ends that document, as the end of a
+file does (one extra document break per chunk, see docs/data.md).
+
+Format, as in the original: one sentence (or paragraph) per line, a blank line between documents.
+"""
+
+import array
+import dataclasses
+
+from albert_tf.cli import require
+from albert_tf.tokenization import preprocess_text
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """Bytes [start, end) of `path`; `index` numbers chunks over all inputs, in input order."""
+
+    index: int
+    path: str
+    start: int
+    end: int
+
+
+def expand_input_patterns(input_file, files):
+    """`--input_file` (comma-separated paths and globs) -> sorted matches, pattern by pattern."""
+    patterns = [pattern.strip() for pattern in (input_file or "").split(",") if pattern.strip()]
+    require(patterns, "--input_file is required (text files: one sentence per line, blank line "
+                      "between documents; comma-separated paths or globs)")
+    paths = []
+    for pattern in patterns:
+        matches = files.glob(pattern)
+        require(matches, f"--input_file: {pattern!r} matches no file")
+        paths.extend(matches)
+    return paths
+
+
+def plan_chunks(paths, files, chunk_bytes):
+    chunks = []
+    for path in paths:
+        size = files.size(path)
+        for start in range(0, size, chunk_bytes):
+            chunks.append(Chunk(len(chunks), path, start, min(start + chunk_bytes, size)))
+    return chunks
+
+
+def require_some_text(paths, files, block_bytes=1 << 20):
+    """Fails with a one-line error unless some input file has a non-whitespace byte."""
+    for path in paths:
+        with files.open_read(path) as handle:
+            while block := handle.read(block_bytes):
+                if block.strip():
+                    return
+    require(False, f"--input_file: no text in {', '.join(paths)} (the files are empty or blank)")
+
+
+def chunk_lines(handle, chunk):
+    """The raw lines (bytes, with their newline) whose first byte lies in the chunk."""
+    if chunk.start > 0:
+        handle.seek(chunk.start - 1)
+        if handle.read(1) != b"\n":
+            handle.readline()  # the end of a line that the previous chunk owns
+    position = handle.tell()
+    while position < chunk.end:
+        line = handle.readline()
+        if not line:
+            return
+        yield line
+        position += len(line)
+
+
+def read_documents(files, chunk, tokenizer, stats):
+    """The chunk's documents: lists of lines as arrays of token ids (int32, compact).
+
+    Lines that are not valid UTF-8 are decoded with U+FFFD replacements and counted. As in the
+    original, a line that is blank after normalisation ends a document, and a non-blank line with
+    no tokens is dropped.
+    """
+    documents = []
+    document = []
+    with files.open_read(chunk.path) as handle:
+        for raw_line in chunk_lines(handle, chunk):
+            stats.count("lines")
+            stats.count("input_bytes", len(raw_line))
+            try:
+                line = raw_line.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw_line.decode("utf-8", errors="replace")
+                stats.count("non_utf8_lines")
+            if line.strip():
+                token_ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))
+                if token_ids:
+                    document.append(array.array("i", token_ids))
+                    continue
+                if not tokenizer.is_spm or preprocess_text(line, lower=tokenizer.do_lower_case):
+                    continue
+            if document:
+                documents.append(document)
+                document = []
+    if document:
+        documents.append(document)
+    stats.count("documents", len(documents))
+    return documents

@@ -1,0 +1,189 @@
+"""Raw text -> ALBERT pretraining TFRecords (n-gram whole-word MLM + sentence-order pairs).
+
+Same flags, defaults, algorithm and TFRecord schema as google-research/albert's script, but
+streaming (memory bounded by `--input_chunk_bytes`, not by the corpus), parallel
+(`--num_workers`), reproducible (every random choice flows from `--random_seed`) and resumable
+(complete shards are skipped on a rerun). See docs/data.md.
+
+    python -m data_prep.create_pretraining_data --input_file=corpus.txt \
+        --output_file=train.tfrecord --spm_model_file=30k-clean.model
+
+Python callers use `build(input_file=..., output_file=..., spm_model_file=..., ...)`, whose
+keyword arguments are the flags. The same build runs on Apache Beam: `data_prep.beam_pipeline`.
+"""
+
+import multiprocessing
+import os
+import queue
+import sys
+import time
+
+from absl import flags
+
+from albert_tf.cli import require, run_main
+from albert_tf.progress import Progress
+from data_prep.build_plan import make_plan
+from data_prep.file_access import LocalFiles, stale_temporaries
+from data_prep.pretraining_stats import PretrainingStats
+from data_prep.shard_builder import ShardBuilder, write_summary
+
+FLAGS = flags.FLAGS
+
+
+def define_builder_flags():
+    """The flags shared by this script and the Beam pipeline (the original's, plus ours)."""
+    flags.DEFINE_string("input_file", None, "Raw text: comma-separated paths and/or globs. One "
+                        "sentence or paragraph per line, a blank line between documents.")
+    flags.DEFINE_string("output_file", None, "Comma-separated TFRecord files (input chunks are "
+                        "dealt round-robin to them), or a prefix when --num_output_shards is set.")
+    flags.DEFINE_integer("num_output_shards", 0, "If > 0, write <output_file>-0000i-of-0000N "
+                         "files instead of the --output_file list.")
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocabulary; only read when no "
+                        "--spm_model_file is given.")
+    flags.DEFINE_string("spm_model_file", None, "SentencePiece model (e.g. 30k-clean.model).")
+    flags.DEFINE_string("albert_config_file", None, "Optional albert_config.json: its vocab_size "
+                        "must equal the tokenizer's.")
+    flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (all released English models).")
+    flags.DEFINE_bool("do_whole_word_mask", True, "Mask whole words (n-grams of words), not pieces.")
+    flags.DEFINE_bool("do_permutation", False, "Add permuted-token targets (experimental, as in the "
+                      "original; doubles the masked_lm_* features).")
+    flags.DEFINE_bool("favor_shorter_ngram", True, "p(n) proportional to 1/n (else reversed).")
+    flags.DEFINE_bool("random_next_sentence", False, "BERT next-sentence pairs instead of ALBERT's "
+                      "sentence-order pairs.")
+    flags.DEFINE_bool("sop_single_segment_random_negatives", True, "As the original: a chunk of "
+                      "one line gets B from a random other document, labelled 1. If False, the "
+                      "line is split at a random token and gets the usual order swap.")
+    flags.DEFINE_integer("max_seq_length", 512, "Maximum sequence length.")
+    flags.DEFINE_integer("ngram", 3, "Largest n-gram (in whole words) to mask.")
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Maximum masked positions per sequence.")
+    flags.DEFINE_integer("random_seed", 12345, "Seed of every random choice.")
+    flags.DEFINE_integer("dupe_factor", 40, "Passes over the corpus, each with new chunks and masks.")
+    flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
+    flags.DEFINE_float("short_seq_prob", 0.1, "Probability of a shorter target length.")
+    flags.DEFINE_integer("input_chunk_bytes", 1 << 20, "Bytes of input text per chunk: the unit of "
+                         "work, of memory and of the pool of random-document segments.")
+
+
+def builder_settings_from_flags():
+    return {name: FLAGS[name].value for name in (
+        "input_file", "output_file", "num_output_shards", "vocab_file", "spm_model_file",
+        "albert_config_file", "do_lower_case", "do_whole_word_mask", "do_permutation",
+        "favor_shorter_ngram", "random_next_sentence", "sop_single_segment_random_negatives",
+        "max_seq_length", "ngram", "max_predictions_per_seq", "random_seed", "dupe_factor",
+        "masked_lm_prob", "short_seq_prob", "input_chunk_bytes")}
+
+
+def build(num_workers=0, show_progress=True, **settings):
+    """Builds the TFRecords and the statistics file; `settings` are the flags as keywords.
+
+    `num_workers` processes (0: one per CPU) build shards in parallel; the bytes written do not
+    depend on it. Returns {"stats", "stats_file", "built_shards", "skipped_shards",
+    "elapsed_seconds"}.
+    Raises `albert_tf.cli.UsageError` for bad settings or input.
+    """
+    require(num_workers >= 0, f"--num_workers must be >= 0, got {num_workers}")
+    start = time.monotonic()
+    files = LocalFiles()
+    plan, tokenizer = make_plan(files, **settings)
+    local_builder = ShardBuilder(plan, tokenizer, files)
+    total = PretrainingStats()
+    skipped = []
+    pending = []
+    for shard_index in range(plan.num_shards):
+        recorded = local_builder.completed_stats(shard_index)
+        if recorded is None:
+            pending.append(shard_index)
+        else:
+            skipped.append(shard_index)
+            total.merge(recorded)
+    for shard_index in pending:
+        for stale in stale_temporaries(files, plan.output_files[shard_index]):
+            files.delete(stale)
+
+    progress = _ChunkProgress(sum(len(plan.shard_chunks(i)) for i in pending), show_progress)
+    num_workers = min(num_workers or os.cpu_count() or 1, len(pending))
+    if num_workers <= 1:
+        for shard_index in pending:
+            total.merge(local_builder.build(shard_index, on_chunk=progress.chunk_done)[0])
+    else:
+        for shard_stats in _build_in_pool(plan, pending, num_workers, progress):
+            total.merge(shard_stats)
+    summary = write_summary(files, plan, total)
+    progress.close()
+    return {"stats": summary, "stats_file": plan.stats_file, "built_shards": pending,
+            "skipped_shards": skipped, "elapsed_seconds": time.monotonic() - start}
+
+
+class _ChunkProgress:
+    """Chunks done (with ETA), plus documents and instances per second."""
+
+    def __init__(self, num_chunks, enabled):
+        self._progress = Progress("create_pretraining_data", total=num_chunks, unit="chunks") if enabled else None
+        self.documents = 0
+        self.instances = 0
+
+    def chunk_done(self, documents, instances):
+        self.documents += documents
+        self.instances += instances
+        if self._progress is not None:
+            self._progress.update(1, extra=self._extra())
+
+    def _extra(self):
+        elapsed = max(time.monotonic() - self._progress.start, 1e-9)
+        return (f"documents={self.documents}, instances={self.instances} "
+                f"({self.instances / elapsed:.0f} instances/s)")
+
+    def close(self):
+        if self._progress is not None:
+            self._progress.close(extra=self._extra())
+
+
+def _build_in_pool(plan, shard_indices, num_workers, progress):
+    """Yields each shard's stats; worker errors (e.g. `UsageError`) are re-raised here."""
+    context = multiprocessing.get_context("spawn")  # no fork of a possibly multi-threaded parent
+    messages = context.Queue()
+    with context.Pool(num_workers, initializer=_start_worker, initargs=(plan, messages)) as pool:
+        results = [pool.apply_async(_build_shard_in_worker, (index,)) for index in shard_indices]
+        while not all(result.ready() for result in results):
+            try:
+                progress.chunk_done(*messages.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        try:
+            while True:
+                progress.chunk_done(*messages.get(timeout=0.1))
+        except queue.Empty:
+            pass
+        for result in results:
+            yield PretrainingStats.from_dict(result.get())
+
+
+_worker = {}
+
+
+def _start_worker(plan, messages):
+    _worker["builder"] = ShardBuilder(plan, plan.tokenizer.load(), LocalFiles())
+    _worker["messages"] = messages
+
+
+def _build_shard_in_worker(shard_index):
+    stats, _ = _worker["builder"].build(
+        shard_index, on_chunk=lambda documents, instances: _worker["messages"].put((documents, instances)))
+    return stats.to_dict()
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    result = build(num_workers=FLAGS.num_workers, **builder_settings_from_flags())
+    stats = result["stats"]
+    sys.stderr.write(
+        f"wrote {stats['instances']} instances to {len(stats['output_files'])} file(s) "
+        f"({len(result['skipped_shards'])} already complete, skipped); statistics: "
+        f"{result['stats_file']}\n")
+
+
+if __name__ == "__main__":
+    define_builder_flags()
+    flags.DEFINE_integer("num_workers", 0, "Worker processes (0: one per CPU). Output bytes do not "
+                         "depend on it; parallelism is at most the number of output shards.")
+    run_main(main)
