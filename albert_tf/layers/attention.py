@@ -5,6 +5,7 @@ import math
 import keras
 import tensorflow as tf
 
+from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import layer_norm
 
@@ -84,9 +85,9 @@ class AttentionSubLayer(keras.layers.Layer):
         batch, length = shape[0], shape[1]
         # Scaling the queries (T x d) instead of the scores (T x T) is the same math, less work.
         scale = tf.cast(1.0 / math.sqrt(self.head_size), hidden_states.dtype)
-        query = self._split_heads(self.query(hidden_states) * scale, batch, length)
-        key = self._split_heads(self.key(hidden_states), batch, length)
-        value = self._split_heads(self.value(hidden_states), batch, length)
+        query = self._split_heads(dense_2d(self.query, hidden_states) * scale, batch, length)
+        key = self._split_heads(dense_2d(self.key, hidden_states), batch, length)
+        value = self._split_heads(dense_2d(self.value, hidden_states), batch, length)
 
         scores = tf.matmul(query, key, transpose_b=True)
         probs = tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
@@ -94,7 +95,7 @@ class AttentionSubLayer(keras.layers.Layer):
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
         context = tf.reshape(context, [batch, length, self.hidden_size])
-        output = self.output_dropout(self.output_dense(context), training=training)
+        output = self.output_dropout(dense_2d(self.output_dense, context), training=training)
         return self.layer_norm(hidden_states + output)
 
     def compute_output_shape(self, hidden_states_shape, bias_shape=None):

@@ -3,6 +3,7 @@
 import keras
 
 from albert_tf.layers.activations import get_activation
+from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import layer_norm
 
@@ -54,7 +55,7 @@ class FeedForwardSubLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, hidden_states, training=None):
-        output = self.output_dense(self.intermediate(hidden_states))
+        output = dense_2d(self.output_dense, dense_2d(self.intermediate, hidden_states))
         output = self.output_dropout(output, training=training)
         return self.layer_norm(hidden_states + output)
 

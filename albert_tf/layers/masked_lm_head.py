@@ -50,8 +50,14 @@ class MaskedLMHead(keras.layers.Layer):
         gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
         hidden = self.transform_layer_norm(self.transform(gathered))
         # The tied table and the bias are never autocast: the decoder runs in float32.
-        logits = tf.matmul(tf.cast(hidden, tf.float32), self.embedding.word_embeddings, transpose_b=True)
-        return logits + self.output_bias
+        # One 2-D MatMul on [B*P, E]: a 3-D x 2-D tf.matmul would broadcast the [V, E] table
+        # into a batched matmul whose gradient sums B copies of a [V, E] product (measured: the
+        # costliest op of the head, ~0.8 s of a base training step on 2 cores).
+        flat = tf.reshape(tf.cast(hidden, tf.float32), [-1, self.embedding.embedding_size])
+        logits = tf.nn.bias_add(
+            tf.matmul(flat, self.embedding.word_embeddings, transpose_b=True), self.output_bias
+        )
+        return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.embedding.vocab_size]], 0))
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
         return tuple(masked_positions_shape) + (self.embedding.vocab_size,)

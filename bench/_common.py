@@ -1,0 +1,69 @@
+"""Timing helpers shared by the benchmarks: interleaved rounds, medians, machine facts.
+
+The reference machine is shared and noisy, so cases are timed in interleaved rounds (each round
+runs every case once) rather than one after the other: a burst of load from elsewhere then hits
+all cases alike instead of biasing whichever happened to run during it.
+"""
+
+import os
+import platform
+import statistics
+import time
+
+
+def load_average():
+    """The 1/5/15-minute load averages, rounded, to print beside every result."""
+    return tuple(round(x, 2) for x in os.getloadavg())
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def cpu_flags():
+    """The CPU's AVX-512 / AMX / bf16 capability, since bfloat16 speed on CPU hinges on it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(line for line in f if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return "unknown"
+    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "avx_vnni")
+    return ",".join(flag for flag in wanted if flag in flags)
+
+
+def interleaved_medians(cases, rounds, warmup=1, on_round=None):
+    """Runs `warmup` untimed calls of every case, then `rounds` rounds timing each case once.
+
+    Both wall time and process CPU time (all threads) are recorded: on a machine shared with
+    other jobs, CPU seconds per step vary far less with the load than wall seconds do.
+
+    Args:
+        cases: dict name -> zero-argument callable that runs one step to completion.
+    Returns:
+        (wall, cpu): dicts name -> list of the per-round seconds.
+    """
+    for name, fn in cases.items():
+        for _ in range(warmup):
+            fn()
+    wall = {name: [] for name in cases}
+    cpu = {name: [] for name in cases}
+    for round_index in range(rounds):
+        for name, fn in cases.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fn()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+        if on_round is not None:
+            on_round(round_index, wall)
+    return wall, cpu
+
+
+def median(values):
+    return statistics.median(values)

@@ -1,0 +1,377 @@
+"""Side-by-side speed of albert-base: our model vs keras-hub's AlbertBackbone vs HF PyTorch ALBERT.
+
+Measures, in one process and in interleaved rounds, a pretraining step (batch 8, seq 128, 20
+masked positions, MLM + SOP loss, optimizer update) and an inference batch (batch 32, seq 128), in
+float32 and mixed_bfloat16, with and without XLA. It also measures the machine's own dense
+matmul throughput, so each result can be read as a fraction of what this CPU can do at all.
+
+    python bench/bench_model.py                       # everything (~15 min on 2 cores)
+    python bench/bench_model.py --only ours,keras_hub --dtypes float32 --xla off --steps 5
+
+Every system gets the same inputs, loss and zero dropout; both TF models get the project's LAMB
+(`albert_tf.optimization.Lamb`), PyTorch gets torch.optim.AdamW (it has no LAMB). Wall and process
+CPU seconds are both reported: on a shared machine CPU seconds are the steadier measure.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+# oneDNN and log settings must be in place before TensorFlow is imported.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np  # noqa: E402
+
+from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median  # noqa: E402
+
+SYSTEMS = ("ours", "keras_hub", "hf_torch")
+DTYPES = ("float32", "mixed_bfloat16")
+KINDS = ("train", "infer")
+BASE_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "configs", "albert_base.json")
+LEARNING_RATE = 1e-4
+WEIGHT_DECAY = 0.01
+
+
+# --------------------------------------------------------------------------- inputs, FLOPs
+
+def make_inputs(batch, seq, num_masked, vocab, seed=0):
+    """Full-length random sequences (no padding) with `num_masked` distinct masked positions each."""
+    rng = np.random.default_rng(seed)
+    positions = np.stack([np.sort(rng.choice(np.arange(1, seq), num_masked, replace=False))
+                          for _ in range(batch)]).astype(np.int32)
+    return {
+        "input_word_ids": rng.integers(5, vocab, (batch, seq), dtype=np.int32),
+        "input_mask": np.ones((batch, seq), np.int32),
+        "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32).repeat(batch, 0),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": rng.integers(5, vocab, (batch, num_masked), dtype=np.int32),
+        "masked_lm_weights": np.ones((batch, num_masked), np.float32),
+        "sentence_order_label": rng.integers(0, 2, (batch,), dtype=np.int32),
+    }
+
+
+def model_flops(cfg, batch, seq, num_masked, kind):
+    """Analytic FLOPs: 2 per multiply-add of every matmul; a training step is 3x its forward.
+
+    Counts the embedding projection, the per-layer Q/K/V/output and FFN matmuls, the attention
+    score and context products, the pooler, and (training) the MLM head on the masked positions
+    only and the SOP head. Elementwise work (softmax, LayerNorm, GELU) is not counted.
+    """
+    h, e, i, v, layers = (cfg["hidden_size"], cfg["embedding_size"], cfg["intermediate_size"],
+                          cfg["vocab_size"], cfg["num_hidden_layers"])
+    tokens = batch * seq
+    per_token = e * h + layers * (4 * h * h + 2 * h * i)
+    forward = 2 * per_token * tokens
+    forward += layers * 2 * 2 * batch * seq * seq * h  # QK^T and probs @ V
+    forward += 2 * batch * h * h  # pooler
+    if kind == "train":
+        forward += 2 * batch * num_masked * (h * e + e * v) + 2 * batch * h * 2
+        return 3 * forward
+    return forward
+
+
+# --------------------------------------------------------------------------- TensorFlow cases
+
+def pretraining_loss(tf, mlm_logits, sop_logits, batch):
+    """Weighted masked-LM cross-entropy plus the mean SOP cross-entropy, in float32."""
+    mlm = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=batch["masked_lm_ids"], logits=tf.cast(mlm_logits, tf.float32))
+    weights = batch["masked_lm_weights"]
+    mlm = tf.reduce_sum(mlm * weights) / (tf.reduce_sum(weights) + 1e-5)
+    sop = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=batch["sentence_order_label"], logits=tf.cast(sop_logits, tf.float32))
+    return mlm + tf.reduce_mean(sop)
+
+
+def tf_train_step(tf, keras, forward, variables, xla):
+    """A compiled step: forward, loss, gradients, the project's LAMB update (the same for both
+    TF systems; it excludes LayerNorm and bias from decay by path, which both name alike)."""
+    from albert_tf.optimization import Lamb
+
+    optimizer = Lamb(learning_rate=LEARNING_RATE, weight_decay_rate=WEIGHT_DECAY)
+    optimizer.build(variables)
+
+    @tf.function(jit_compile=xla)
+    def step(batch):
+        with tf.GradientTape() as tape:
+            mlm_logits, sop_logits = forward(batch)
+            loss = pretraining_loss(tf, mlm_logits, sop_logits, batch)
+        # Densified, as the project's training loop does (its LAMB takes dense gradients).
+        grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, variables)]
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    return step
+
+
+def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
+    from albert_tf.config import AlbertConfig
+    from albert_tf.models import AlbertModel, AlbertPretrainingModel
+
+    config = AlbertConfig.from_dict(cfg)
+    policy = None if dtype == "float32" else dtype
+    cases = {}
+    if train_batch is not None:
+        model = AlbertPretrainingModel(config, dtype=policy)
+        feed = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
+
+        def forward(batch):
+            outputs = model({k: batch[k] for k in feed}, training=True)
+            return outputs["mlm_logits"], outputs["sop_logits"]
+
+        step = tf_train_step(tf, keras, forward, model.trainable_variables, xla)
+        batch = {k: tf.constant(v) for k, v in train_batch.items()}
+        cases["train"] = lambda: step(batch).numpy()
+    if infer_batch is not None:
+        backbone = AlbertModel(config, dtype=policy)
+
+        @tf.function(jit_compile=xla)
+        def infer(batch):
+            outputs = backbone(batch, training=False)
+            return outputs["sequence_output"], outputs["pooled_output"]
+
+        ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
+        cases["infer"] = lambda: [t.numpy() for t in infer(ibatch)]
+    return cases
+
+
+def keras_hub_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
+    """keras-hub's AlbertBackbone, plus its MaskedLMHead (tied) and a Dense(2) SOP head."""
+    import keras_hub
+
+    policy = None if dtype == "float32" else dtype
+
+    def backbone_fn():
+        return keras_hub.models.AlbertBackbone(
+            vocabulary_size=cfg["vocab_size"], num_layers=cfg["num_hidden_layers"],
+            num_heads=cfg["num_attention_heads"], embedding_dim=cfg["embedding_size"],
+            hidden_dim=cfg["hidden_size"], intermediate_dim=cfg["intermediate_size"],
+            num_groups=cfg["num_hidden_groups"], dropout=0.0, dtype=policy)
+
+    def hub_inputs(batch):
+        return {"token_ids": batch["input_word_ids"], "segment_ids": batch["input_type_ids"],
+                "padding_mask": batch["input_mask"]}
+
+    cases = {}
+    if train_batch is not None:
+        backbone = backbone_fn()
+        mlm_head = keras_hub.layers.MaskedLMHead(
+            vocabulary_size=cfg["vocab_size"], token_embedding=backbone.token_embedding,
+            intermediate_activation=lambda x: keras.activations.gelu(x, approximate=True),
+            layer_norm_epsilon=1e-12, dtype=policy)
+        sop_head = keras.layers.Dense(2, dtype=policy)
+
+        def forward(batch):
+            outputs = backbone(hub_inputs(batch), training=True)
+            mlm_logits = mlm_head(outputs["sequence_output"], mask_positions=batch["masked_lm_positions"])
+            return mlm_logits, sop_head(outputs["pooled_output"])
+
+        batch = {k: tf.constant(v) for k, v in train_batch.items()}
+        forward(batch)  # builds the heads so their variables exist before the optimizer does
+        variables = backbone.trainable_variables + mlm_head.trainable_variables + sop_head.trainable_variables
+        step = tf_train_step(tf, keras, forward, variables, xla)
+        cases["train"] = lambda: step(batch).numpy()
+    if infer_batch is not None:
+        infer_backbone = backbone_fn()
+
+        @tf.function(jit_compile=xla)
+        def infer(batch):
+            outputs = infer_backbone(hub_inputs(batch), training=False)
+            return outputs["sequence_output"], outputs["pooled_output"]
+
+        ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
+        cases["infer"] = lambda: [t.numpy() for t in infer(ibatch)]
+    return cases
+
+
+# --------------------------------------------------------------------------- PyTorch case
+
+def hf_torch_cases(cfg, train_batch, infer_batch, threads):
+    """HuggingFace's PyTorch AlbertForPreTraining / AlbertModel, float32 (its MLM scores all T)."""
+    import torch
+    import transformers
+
+    torch.set_num_threads(threads)
+    config = transformers.AlbertConfig(
+        vocab_size=cfg["vocab_size"], embedding_size=cfg["embedding_size"],
+        hidden_size=cfg["hidden_size"], num_hidden_layers=cfg["num_hidden_layers"],
+        num_attention_heads=cfg["num_attention_heads"], intermediate_size=cfg["intermediate_size"],
+        hidden_act="gelu_new", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0)
+    cases = {}
+    if train_batch is not None:
+        model = transformers.AlbertForPreTraining(config).train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
+        labels = np.full(train_batch["input_word_ids"].shape, -100, np.int64)
+        np.put_along_axis(labels, train_batch["masked_lm_positions"], train_batch["masked_lm_ids"], 1)
+        kwargs = {
+            "input_ids": torch.from_numpy(train_batch["input_word_ids"]).long(),
+            "attention_mask": torch.from_numpy(train_batch["input_mask"]).long(),
+            "token_type_ids": torch.from_numpy(train_batch["input_type_ids"]).long(),
+            "labels": torch.from_numpy(labels),
+            "sentence_order_label": torch.from_numpy(train_batch["sentence_order_label"]).long(),
+        }
+
+        def train():
+            optimizer.zero_grad(set_to_none=True)
+            loss = model(**kwargs).loss
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        cases["train"] = train
+    if infer_batch is not None:
+        backbone = transformers.AlbertModel(config).eval()
+        ikwargs = {
+            "input_ids": torch.from_numpy(infer_batch["input_word_ids"]).long(),
+            "attention_mask": torch.from_numpy(infer_batch["input_mask"]).long(),
+            "token_type_ids": torch.from_numpy(infer_batch["input_type_ids"]).long(),
+        }
+
+        def infer():
+            with torch.inference_mode():
+                return backbone(**ikwargs).last_hidden_state.shape
+
+        cases["infer"] = infer
+    return cases
+
+
+# --------------------------------------------------------------------------- machine peak
+
+def matmul_throughput(tf, dtype, n=2048, chain=8, reps=5):
+    """FLOP/s of a chain of n x n tf.matmul calls: what this CPU's TF kernels reach at best."""
+    import time
+
+    a = tf.random.normal((n, n), dtype=tf.float32) * (1.0 / n)
+    a = tf.cast(a, dtype)
+
+    @tf.function
+    def run(x):
+        for _ in range(chain):
+            x = tf.matmul(x, a)
+        return x
+
+    run(a).numpy()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run(a).numpy()
+        times.append(time.perf_counter() - start)
+    return 2.0 * n ** 3 * chain / median(times)
+
+
+# --------------------------------------------------------------------------- main
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default=",".join(SYSTEMS), help="systems, comma-separated")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="TF dtype policies to run")
+    parser.add_argument("--xla", default="off,on", help="off, on or off,on (TF systems)")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="train, infer or both")
+    parser.add_argument("--steps", type=int, default=5, help="timed interleaved rounds")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed calls after the compile")
+    parser.add_argument("--train-batch", type=int, default=8)
+    parser.add_argument("--infer-batch", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--masked", type=int, default=20)
+    parser.add_argument("--layers", type=int, help="override num_hidden_layers (quick A/B runs only)")
+    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
+    parser.add_argument("--json", help="also write the raw results here")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    systems = [s for s in args.only.split(",") if s]
+    dtypes = [d for d in args.dtypes.split(",") if d]
+    xla_modes = [m == "on" for m in args.xla.split(",") if m]
+    kinds = [k for k in args.kinds.split(",") if k]
+    for name, allowed, given in (("--only", SYSTEMS, systems), ("--dtypes", DTYPES, dtypes),
+                                 ("--kinds", KINDS, kinds)):
+        if not set(given) <= set(allowed):
+            raise SystemExit(f"{name}: pick from {allowed}")
+
+    import keras
+    import tensorflow as tf
+
+    with open(BASE_CONFIG) as f:
+        cfg = json.load(f)
+    if args.layers:
+        cfg["num_hidden_layers"] = args.layers
+    train_batch = make_inputs(args.train_batch, args.seq, args.masked, cfg["vocab_size"])
+    infer_batch = make_inputs(args.infer_batch, args.seq, args.masked, cfg["vocab_size"], seed=1)
+    use_train = train_batch if "train" in kinds else None
+    use_infer = infer_batch if "infer" in kinds else None
+
+    print(f"cpu: {cpu_model()} x{os.cpu_count()} [{cpu_flags()}]; tf {tf.__version__}, "
+          f"keras {keras.__version__}; oneDNN={os.environ.get('TF_ENABLE_ONEDNN_OPTS', 'default')}; "
+          f"load {load_average()}", flush=True)
+    peaks = {"float32": matmul_throughput(tf, tf.float32), "mixed_bfloat16": matmul_throughput(tf, tf.bfloat16)}
+    print("matmul 2048^2 GFLOP/s: " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in peaks.items()), flush=True)
+
+    cases, meta = {}, {}
+    for system in systems:
+        if system == "hf_torch":
+            built = hf_torch_cases(cfg, use_train, use_infer, args.threads)
+            for kind, fn in built.items():
+                name = f"hf_torch/float32/{kind}"
+                cases[name], meta[name] = fn, ("hf_torch", "float32", False, kind)
+            continue
+        builder = ours_cases if system == "ours" else keras_hub_cases
+        for dtype in dtypes:
+            for xla in xla_modes:
+                built = builder(tf, keras, cfg, dtype, xla, use_train, use_infer)
+                for kind, fn in built.items():
+                    name = f"{system}/{dtype}{'+xla' if xla else ''}/{kind}"
+                    cases[name], meta[name] = fn, (system, dtype, xla, kind)
+    print(f"{len(cases)} cases; warming up (compiles)...", flush=True)
+
+    def progress(round_index, times):
+        print(f"round {round_index + 1}/{args.steps} done, load {load_average()}", flush=True)
+
+    load_before = load_average()
+    times, cpu = interleaved_medians(cases, args.steps, warmup=1 + args.warmup, on_round=progress)
+    load_after = load_average()
+
+    flops = {kind: model_flops(cfg, args.train_batch if kind == "train" else args.infer_batch,
+                               args.seq, args.masked, kind) for kind in KINDS}
+    def best_hub(kind, series):
+        return min((median(series[n]) for n in cases
+                    if meta[n][0] == "keras_hub" and meta[n][3] == kind), default=None)
+
+    rows = []
+    for name in cases:
+        system, dtype, xla, kind = meta[name]
+        sec, cpu_sec = median(times[name]), median(cpu[name])
+        hub_wall, hub_cpu = best_hub(kind, times), best_hub(kind, cpu)
+        rows.append({
+            "case": name, "kind": kind, "median_s": sec, "min_s": min(times[name]),
+            "max_s": max(times[name]), "median_cpu_s": cpu_sec,
+            "gflops_per_s": flops[kind] / sec / 1e9,
+            "fraction_of_matmul_peak": flops[kind] / sec / peaks[dtype],
+            "speedup_vs_best_keras_hub": hub_wall / sec if hub_wall else None,
+            "cpu_speedup_vs_best_keras_hub": hub_cpu / cpu_sec if hub_cpu else None,
+        })
+    print(f"\nload before {load_before}, after {load_after}; {args.steps} interleaved rounds; "
+          f"train FLOPs {flops['train'] / 1e9:.0f} G, infer FLOPs {flops['infer'] / 1e9:.0f} G")
+    print("| case | median s (wall) | min-max s | CPU s | GFLOP/s | % of matmul peak "
+          "| x best keras-hub (wall) | x best keras-hub (CPU s) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in sorted(rows, key=lambda r: (r["kind"], r["median_s"])):
+        ratios = [f"{r:.2f}" if r else "-" for r in (row["speedup_vs_best_keras_hub"],
+                                                     row["cpu_speedup_vs_best_keras_hub"])]
+        print(f"| {row['case']} | {row['median_s']:.2f} | {row['min_s']:.2f}-{row['max_s']:.2f} | "
+              f"{row['median_cpu_s']:.2f} | {row['gflops_per_s']:.1f} | "
+              f"{100 * row['fraction_of_matmul_peak']:.0f}% | {ratios[0]} | {ratios[1]} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "load_before": load_before, "load_after": load_after,
+                       "matmul_flops_per_s": peaks, "rows": rows, "wall_s": times, "cpu_s": cpu},
+                      f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
