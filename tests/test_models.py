@@ -151,3 +151,17 @@ def test_keras_save_load_round_trip_is_exact(tmp_path, kind, policy):
     for name in ("sequence_output", "mlm_logits", "sop_logits", "logits", "pooled_output"):
         if name in first:
             np.testing.assert_array_equal(first[name], second[name])
+
+
+def test_tf_train_checkpoint_holds_every_weight(tmp_path):
+    import tensorflow as tf
+
+    config = tiny(num_hidden_groups=2, inner_group_num=2, sharing="attention")
+    model = AlbertPretrainingModel(config)
+    path = tf.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+    saved = [name for name, _ in tf.train.list_variables(path) if name.startswith("model/")]
+    assert len(saved) == len(model.weights)  # the tied table once, every encoder sub-layer too
+    restored = AlbertPretrainingModel(config)
+    tf.train.Checkpoint(model=restored).restore(path).assert_existing_objects_matched()
+    for ours, theirs in zip(model.weights, restored.weights):
+        np.testing.assert_array_equal(ours, theirs)

@@ -60,31 +60,48 @@ class SharedTransformerEncoder(keras.layers.Layer):
         self.initializer_range = initializer_range
 
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
-        self.attention_layers = {
-            _key(owner, inner): AttentionSubLayer(
-                hidden_size,
-                num_heads,
-                dropout_rate=dropout_rate,
-                attention_dropout_rate=attention_dropout_rate,
-                initializer_range=initializer_range,
-                dtype=self.dtype_policy,
-                name=f"{_key(owner, inner)}_attention",
-            )
-            for owner in self.owners("attention")
-            for inner in range(inner_group_num)
-        }
-        self.ffn_layers = {
-            _key(owner, inner): FeedForwardSubLayer(
-                hidden_size,
-                intermediate_size,
-                activation=activation,
-                dropout_rate=dropout_rate,
-                initializer_range=initializer_range,
-                dtype=self.dtype_policy,
-                name=f"{_key(owner, inner)}_ffn",
-            )
-            for owner in self.owners("ffn")
-            for inner in range(inner_group_num)
+        # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
+        # tf.train.Checkpoint follows attributes, not Keras' tracked dicts or lists.
+        for owner in self.owners("attention"):
+            for inner in range(inner_group_num):
+                name = f"{_key(owner, inner)}_attention"
+                setattr(self, name, AttentionSubLayer(
+                    hidden_size,
+                    num_heads,
+                    dropout_rate=dropout_rate,
+                    attention_dropout_rate=attention_dropout_rate,
+                    initializer_range=initializer_range,
+                    dtype=self.dtype_policy,
+                    name=name,
+                ))
+        for owner in self.owners("ffn"):
+            for inner in range(inner_group_num):
+                name = f"{_key(owner, inner)}_ffn"
+                setattr(self, name, FeedForwardSubLayer(
+                    hidden_size,
+                    intermediate_size,
+                    activation=activation,
+                    dropout_rate=dropout_rate,
+                    initializer_range=initializer_range,
+                    dtype=self.dtype_policy,
+                    name=name,
+                ))
+
+    @property
+    def attention_layers(self):
+        """{"group_{owner}_inner_group_{k}": AttentionSubLayer} for every owner and inner index."""
+        return self._sublayers("attention")
+
+    @property
+    def ffn_layers(self):
+        """{"group_{owner}_inner_group_{k}": FeedForwardSubLayer} for every owner and inner index."""
+        return self._sublayers("ffn")
+
+    def _sublayers(self, kind):
+        return {
+            _key(owner, inner): getattr(self, f"{_key(owner, inner)}_{kind}")
+            for owner in self.owners(kind)
+            for inner in range(self.inner_group_num)
         }
 
     def is_shared(self, kind):
@@ -105,8 +122,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
         return sorted({self.owner(kind, layer) for layer in range(self.num_layers)})
 
     def sublayer(self, kind, layer_index, inner_index):
-        layers = self.attention_layers if kind == "attention" else self.ffn_layers
-        return layers[_key(self.owner(kind, layer_index), inner_index)]
+        return getattr(self, f"{_key(self.owner(kind, layer_index), inner_index)}_{kind}")
 
     def build(self, hidden_states_shape, input_mask_shape=None):
         for layer in list(self.attention_layers.values()) + list(self.ffn_layers.values()):
