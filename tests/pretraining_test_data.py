@@ -121,7 +121,7 @@ def assert_same_weights(left, right, rtol=1e-5, atol=1e-6):
 
 def train_in_process(strategy, files, steps, grad_accum_steps=1, batch_size=8, **settings):
     """Trains the test model with `PretrainingTrainer` for `steps` from the same seeded initial
-    weights every time; returns (weights, metrics)."""
+    weights every time; returns (initial weights, final weights, metrics)."""
     import keras
 
     from albert_tf import AlbertConfig
@@ -129,13 +129,13 @@ def train_in_process(strategy, files, steps, grad_accum_steps=1, batch_size=8, *
     from albert_tf.pretraining_data import pretraining_dataset
 
     settings = TrainerSettings(
-        train_batch_size=batch_size, max_seq_length=SEQ_LENGTH, max_predictions_per_seq=PREDICTIONS,
-        num_train_steps=20, learning_rate=0.01, num_warmup_steps=2, grad_accum_steps=grad_accum_steps, **settings,
+        train_batch_size=batch_size, num_train_steps=20, learning_rate=0.01, num_warmup_steps=2, grad_accum_steps=grad_accum_steps, **settings,
     )
     keras.utils.set_random_seed(1)
     trainer = PretrainingTrainer(strategy, AlbertConfig.from_dict(TEST_CONFIG), settings)
+    initial_weights = trainer.model.get_weights()
     dataset = strategy.distribute_datasets_from_function(
         lambda context: pretraining_dataset(files, SEQ_LENGTH, PREDICTIONS, batch_size, input_context=context, seed=3)
     )
     trainer.train_loop(iter(dataset), steps)
-    return trainer.model.get_weights(), trainer.train_metrics.result()
+    return initial_weights, trainer.model.get_weights(), trainer.train_metrics.result()

@@ -1,0 +1,61 @@
+"""The no-flags default: TFRecords built from the bundled corpus sample, with a held-out split.
+
+The original evaluated on its training files; here the last documents of the sample are set
+aside as text before any instance is built, so no sentence of the held-out set is trained on.
+"""
+
+import os
+import subprocess
+import sys
+
+import tensorflow as tf
+
+from albert_tf.io_utils import atomic_open
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUNDLED_CORPUS = os.path.join(REPO_ROOT, "data", "corpus", "sample.txt")
+BUNDLED_SPM_MODEL = os.path.join(REPO_ROOT, "data", "albert_spm", "30k-clean.model")
+
+
+def split_documents(corpus_path, train_path, heldout_path, heldout_documents):
+    """Writes all but the last `heldout_documents` documents (blank-line separated) to
+    `train_path` and the rest to `heldout_path`; returns the two counts."""
+    with tf.io.gfile.GFile(corpus_path) as handle:
+        documents = [doc.strip("\n") for doc in handle.read().split("\n\n") if doc.strip()]
+    if len(documents) <= heldout_documents:
+        raise ValueError(f"{corpus_path}: {len(documents)} documents; need more than {heldout_documents} to hold some out")
+    splits = ((train_path, documents[:-heldout_documents]), (heldout_path, documents[-heldout_documents:]))
+    for path, chosen in splits:
+        with atomic_open(path) as handle:
+            handle.write("\n\n".join(chosen) + "\n")
+    return len(documents) - heldout_documents, heldout_documents
+
+
+def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_factor, random_seed, heldout_documents=2):
+    """Returns (train_file, heldout_file), building them with `data_prep.create_pretraining_data`
+    unless they already exist (a rerun or a resumed run reuses them)."""
+    tf.io.gfile.makedirs(data_dir)
+    names = {"train": "train", "heldout": "heldout"}
+    text = {split: os.path.join(data_dir, f"{name}.txt") for split, name in names.items()}
+    records = {
+        split: os.path.join(data_dir, f"{name}-seq{max_seq_length}-pred{max_predictions_per_seq}.tfrecord")
+        for split, name in names.items()
+    }
+    if all(tf.io.gfile.exists(path) for path in records.values()):
+        return records["train"], records["heldout"]
+    split_documents(BUNDLED_CORPUS, text["train"], text["heldout"], heldout_documents)
+    for split in names:
+        command = [
+            sys.executable, "-m", "data_prep.create_pretraining_data",
+            f"--input_file={text[split]}",
+            f"--output_file={records[split]}",
+            f"--spm_model_file={BUNDLED_SPM_MODEL}",
+            f"--max_seq_length={max_seq_length}",
+            f"--max_predictions_per_seq={max_predictions_per_seq}",
+            f"--dupe_factor={dupe_factor}",
+            f"--random_seed={random_seed}",
+            "--num_workers=1",
+        ]
+        sys.stderr.write(f"building {split} data: {' '.join(command[1:])}\n")
+        subprocess.run(command, check=True, cwd=REPO_ROOT)
+    return records["train"], records["heldout"]

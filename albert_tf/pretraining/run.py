@@ -1,0 +1,130 @@
+"""`PretrainingRun`: a trainer plus everything around the loop that makes a run survive.
+
+Checkpoints hold the model, the optimizer (its step is the global step), the loss scale and the
+count of batches drawn; `tf.distribute` iterators cannot be checkpointed, so a restarted run
+rebuilds the (seeded, deterministic) input pipeline and skips the batches already trained on:
+it continues with the very next batch, on any strategy. SIGTERM saves and
+stops at the next loop boundary. A non-finite loss stops the run without saving (the skipped
+update left the weights good, but the last checkpoint is the known-good state to resume from).
+"""
+
+import json
+import math
+import os
+import time
+
+import tensorflow as tf
+
+from albert_tf.distribute import worker_output_dir
+from albert_tf.io_utils import atomic_open
+from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
+from albert_tf.pretraining.preemption import StopRequest
+from albert_tf.pretraining.trainer import TrainingDiverged
+from albert_tf.progress import Progress
+
+
+class PretrainingRun:
+    """Restores the latest checkpoint of `output_dir` on creation (`restored_step`: its step,
+    None for a fresh run), then `train()` to `num_train_steps` and/or `evaluate()`."""
+
+    def __init__(self, trainer, output_dir, train_dataset_fn, save_checkpoints_steps, keep_checkpoint_max, iterations_per_loop):
+        """`train_dataset_fn(input_context)` gives one input pipeline's per-replica batches (the
+        same order on every call); None when only evaluating."""
+        self.trainer = trainer
+        self.output_dir = output_dir
+        self.save_checkpoints_steps = save_checkpoints_steps
+        self.iterations_per_loop = iterations_per_loop
+        self.log = MetricsLog(output_dir, enabled=trainer.is_chief)
+        tf.io.gfile.makedirs(output_dir)
+        self.checkpoint = tf.train.Checkpoint(**trainer.checkpoint_items())
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, worker_output_dir(output_dir, trainer.strategy), max_to_keep=keep_checkpoint_max, checkpoint_name="ckpt"
+        )
+        self.restored_step = None
+        if self.manager.latest_checkpoint:
+            self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+            self.restored_step = trainer.step
+        self.train_iterator = None
+        if train_dataset_fn is not None:
+            self.train_iterator = iter(trainer.strategy.distribute_datasets_from_function(self._resuming(train_dataset_fn)))
+
+    def _resuming(self, train_dataset_fn):
+        batches_drawn = int(self.trainer.data_steps.numpy())
+
+        def dataset_fn(input_context):
+            replicas_per_pipeline = input_context.num_replicas_in_sync // input_context.num_input_pipelines
+            return train_dataset_fn(input_context).skip(batches_drawn * replicas_per_pipeline)
+
+        return dataset_fn
+
+    def train(self):
+        """Trains to `num_train_steps`; returns {"step", "stopped_by", "examples_per_second", ...}.
+
+        Raises `TrainingDiverged` on a non-finite loss (no checkpoint is written after it).
+        """
+        trainer = self.trainer
+        total_steps = trainer.settings.num_train_steps
+        batch_size = trainer.settings.train_batch_size
+        stop = StopRequest()
+        start_step = last_saved = trainer.step
+        progress = Progress("pretraining", total=max(total_steps - start_step, 0), unit="steps")
+        timed_steps, timed_seconds = 0, 0.0
+        stopped_by = None
+        while trainer.step < total_steps:
+            step_before = trainer.step
+            started = time.monotonic()
+            trainer.train_loop(self.train_iterator, min(self.iterations_per_loop, total_steps - step_before))
+            values = trainer.train_metrics.result()
+            trainer.train_metrics.reset()
+            elapsed = time.monotonic() - started
+            done = trainer.step - step_before
+            if step_before > start_step:  # the first loop includes tracing and compilation
+                timed_steps, timed_seconds = timed_steps + done, timed_seconds + elapsed
+            values.update(
+                learning_rate=trainer.learning_rate(),
+                steps_per_second=done / elapsed,
+                examples_per_second=done * batch_size / elapsed,
+            )
+            self.log.write("train", trainer.step, values)
+            self._check_finite(values, step_before, last_saved, done)
+            progress.update(done, extra=f"step {trainer.step}, loss {values['loss']:.4f}, "
+                                        f"mlm_acc {values['masked_lm_accuracy']:.4f}, {values['examples_per_second']:.1f} examples/s")
+            stopped_by = stop.signal_name if stop.requested(trainer.strategy) else None
+            if stopped_by or trainer.step >= total_steps or trainer.step - last_saved >= self.save_checkpoints_steps:
+                self.manager.save(checkpoint_number=trainer.step)
+                last_saved = trainer.step
+            if stopped_by:
+                break
+        progress.close()
+        rate = timed_steps * batch_size / timed_seconds if timed_seconds else None
+        return {"step": trainer.step, "stopped_by": stopped_by if trainer.step < total_steps else None,
+                "examples_per_second": rate, "checkpoint": self.manager.latest_checkpoint}
+
+    def _check_finite(self, values, step_before, last_saved, done):
+        if math.isfinite(values["loss"]) and done > 0:
+            return
+        reason = f"non-finite loss ({values['loss']})" if not math.isfinite(values["loss"]) else "non-finite gradients on every step"
+        latest = self.manager.latest_checkpoint
+        raise TrainingDiverged(
+            f"{reason} between steps {step_before} and {step_before + self.iterations_per_loop}; stopped without "
+            f"saving. Last good checkpoint: {latest or 'none'} (step {last_saved}). Lower --learning_rate, raise "
+            "--num_warmup_steps or check the data, then rerun to resume from it."
+        )
+
+    def evaluate(self, dataset, max_steps, global_batch_size):
+        values = self.trainer.evaluate(dataset, max_steps, global_batch_size)
+        self.log.write("eval", self.trainer.step, values)
+        return values
+
+    def write_summary(self, summary, name):
+        """Adds the first and last training records of metrics.jsonl and writes `name` (JSON)."""
+        train_records = [record for record in read_metrics(self.output_dir) if record["split"] == "train"]
+        if train_records:
+            summary["train_first"] = train_records[0]
+            summary["train_last"] = train_records[-1]
+        summary["final_step"] = self.trainer.step
+        if self.trainer.is_chief:
+            with atomic_open(os.path.join(self.output_dir, name)) as handle:
+                handle.write(json.dumps(summary, indent=2) + "\n")
+        self.log.close()
+        return summary

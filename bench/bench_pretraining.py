@@ -1,0 +1,233 @@
+"""Pretraining throughput and memory: the trainer vs the bare model vs keras-hub's ALBERT.
+
+Each measurement runs in a fresh process (so logical CPU devices can be set and peak RSS is
+its own) and prints one JSON line; the driver prints a Markdown table. Examples/s count whole
+optimizer steps (forward, backward, LAMB) after warm-up:
+
+- `trainer`: `PretrainingTrainer` on its strategy, fed by the real TFRecord input pipeline.
+- `bare`: our `AlbertPretrainingModel`, same loss and LAMB, one `tf.function` on in-memory batches.
+- `keras_hub`: `keras_hub.models.AlbertBackbone` + tied `MaskedLMHead` + SOP dense, same loss,
+  same optimizer, same in-memory batches.
+
+    python bench/bench_pretraining.py --config=configs/albert_base.json --seq=128 --batch=8
+    python bench/bench_pretraining.py --memory  # peak RSS per example at seq 512 (base, large)
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO_ROOT)
+PREDICTIONS = 20
+
+
+def random_features(batch, seq, vocab, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return {
+        "input_word_ids": rng.integers(5, vocab, (batch, seq)).astype(np.int32),
+        "input_mask": np.ones((batch, seq), np.int32),
+        "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).repeat(batch, 0).astype(np.int32),
+        "masked_lm_positions": np.sort(rng.choice(np.arange(1, seq), (batch, PREDICTIONS)), axis=1).astype(np.int32),
+        "masked_lm_ids": rng.integers(5, vocab, (batch, PREDICTIONS)).astype(np.int32),
+        "masked_lm_weights": np.ones((batch, PREDICTIONS), np.float32),
+        "next_sentence_labels": rng.integers(0, 2, batch).astype(np.int32),
+    }
+
+
+def write_records(path, count, seq, vocab):
+    import tensorflow as tf
+
+    features = random_features(count, seq, vocab)
+    renames = {"input_word_ids": "input_ids", "input_type_ids": "segment_ids"}
+    with tf.io.TFRecordWriter(path) as writer:
+        for index in range(count):
+            example = {}
+            for name, values in features.items():
+                row = values[index].reshape(-1)
+                key = renames.get(name, name)
+                if row.dtype.kind == "f":
+                    example[key] = tf.train.Feature(float_list=tf.train.FloatList(value=row))
+                else:
+                    example[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=row.astype("int64")))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=example)).SerializeToString())
+
+
+def keras_hub_model(config, dtype):
+    import keras
+    import keras_hub
+
+    backbone = keras_hub.models.AlbertBackbone(
+        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers, num_heads=config.num_attention_heads,
+        num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
+        embedding_dim=config.embedding_size, hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
+        dropout=0.0, max_sequence_length=config.max_position_embeddings, dtype=dtype,
+    )
+    mlm_head = keras_hub.layers.MaskedLMHead(
+        vocabulary_size=config.vocab_size, token_embedding=backbone.token_embedding, intermediate_activation="gelu", dtype=dtype,
+    )
+    sop_head = keras.layers.Dense(2, dtype=dtype)
+
+    def forward(features, training):
+        outputs = backbone({"token_ids": features["input_word_ids"], "segment_ids": features["input_type_ids"],
+                            "padding_mask": features["input_mask"]}, training=training)
+        return {"mlm_logits": keras.ops.cast(mlm_head(outputs["sequence_output"], features["masked_lm_positions"]), "float32"),
+                "sop_logits": keras.ops.cast(sop_head(outputs["pooled_output"]), "float32")}
+
+    forward(random_features(1, 8, config.vocab_size), False)
+    return forward, backbone.trainable_variables + mlm_head.trainable_variables + sop_head.trainable_variables
+
+
+def ours_model(config, dtype):
+    from albert_tf import AlbertPretrainingModel
+
+    model = AlbertPretrainingModel(config, dtype=dtype)
+    names = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
+    return (lambda features, training: model({n: features[n] for n in names}, training=training)), model.trainable_variables
+
+
+def measure_bare(kind, config, batch, seq, dtype, steps, warmup):
+    import tensorflow as tf
+
+    from albert_tf import optimization
+    from albert_tf.pretraining.losses import pretraining_losses
+
+    forward, variables = (ours_model if kind == "bare" else keras_hub_model)(config, dtype)
+    optimizer = optimization.create_optimizer("lamb", 1e-4, 1000, 10)
+    optimizer.build(variables)
+    features = {name: tf.constant(value) for name, value in random_features(batch, seq, config.vocab_size).items()}
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            losses = pretraining_losses(forward(features, True), features, tf.reduce_sum(features["masked_lm_weights"]), batch)
+        gradients = tape.gradient(losses.loss, variables)
+        optimization.apply_gradients_across_replicas(optimizer, gradients, variables)
+        return losses.loss
+
+    for _ in range(warmup):
+        step().numpy()
+    started = time.perf_counter()
+    for _ in range(steps):
+        step().numpy()
+    return time.perf_counter() - started
+
+
+def measure_trainer(config, batch, seq, dtype, steps, warmup, replicas):
+    import tensorflow as tf
+
+    from albert_tf import distribute
+    from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
+    from albert_tf.pretraining_data import pretraining_dataset
+
+    strategy = distribute.get_strategy("mirrored" if replicas > 1 else "one_device")
+    settings = TrainerSettings(train_batch_size=batch, num_train_steps=1000, learning_rate=1e-4, num_warmup_steps=10,
+                               mixed_precision=dtype or "float32")
+    trainer = PretrainingTrainer(strategy, config, settings)
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "bench.tfrecord")
+        write_records(path, batch * 4, seq, config.vocab_size)
+        dataset = strategy.distribute_datasets_from_function(
+            lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
+                                                shuffle_buffer_size=batch * 4))
+        iterator = iter(dataset)
+        trainer.train_loop(iterator, warmup)
+        float(trainer.train_metrics.result()["loss"])
+        started = time.perf_counter()
+        trainer.train_loop(iterator, steps)
+        trainer.optimizer.iterations.numpy()
+        return time.perf_counter() - started
+
+
+def worker(args):
+    if args.replicas > 1:
+        from albert_tf.distribute import split_cpu
+
+        split_cpu(args.replicas)
+    from albert_tf import AlbertConfig
+
+    config = AlbertConfig.from_json_file(args.config)
+    dtype = None if args.dtype == "float32" else args.dtype
+    if args.kind == "trainer":
+        seconds = measure_trainer(config, args.batch, args.seq, dtype, args.steps, args.warmup, args.replicas)
+    else:
+        seconds = measure_bare(args.kind, config, args.batch, args.seq, dtype, args.steps, args.warmup)
+    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"kind": args.kind, "config": os.path.basename(args.config), "seq": args.seq, "batch": args.batch,
+                      "dtype": args.dtype, "replicas": args.replicas, "steps": args.steps,
+                      "examples_per_second": args.batch * args.steps / seconds, "peak_rss_mib": peak_rss_mib,
+                      "loadavg": os.getloadavg()}))
+
+
+def spawn(args, **overrides):
+    settings = dict(config=args.config, seq=args.seq, batch=args.batch, dtype="float32", steps=args.steps,
+                    warmup=args.warmup, replicas=1, kind="trainer")
+    settings.update(overrides)
+    command = [sys.executable, os.path.abspath(__file__), "--worker"] + [f"--{k}={v}" for k, v in settings.items()]
+    result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    if result.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{result.stderr[-3000:]}")
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    print(json.dumps(record), file=sys.stderr, flush=True)
+    return record
+
+
+def throughput_table(args):
+    rows = ["| dtype | trainer (ex/s) | bare model (ex/s) | trainer overhead | keras-hub (ex/s) | ours bare / keras-hub | loadavg |",
+            "|---|---|---|---|---|---|---|"]
+    for dtype in args.dtypes.split(","):
+        trainer = spawn(args, dtype=dtype, kind="trainer")
+        bare = spawn(args, dtype=dtype, kind="bare")
+        hub = spawn(args, dtype=dtype, kind="keras_hub")
+        overhead = bare["examples_per_second"] / trainer["examples_per_second"] - 1
+        rows.append(f"| {dtype} | {trainer['examples_per_second']:.2f} | {bare['examples_per_second']:.2f} | {overhead:+.1%} | "
+                    f"{hub['examples_per_second']:.2f} | {bare['examples_per_second'] / hub['examples_per_second']:.2f} | "
+                    f"{' '.join(f'{x:.1f}' for x in hub['loadavg'])} |")
+    two = spawn(args, kind="trainer", replicas=2)
+    one = spawn(args, kind="trainer", replicas=1)
+    rows.append("")
+    rows.append(f"float32 trainer, 1 replica: {one['examples_per_second']:.2f} ex/s; MirroredStrategy over 2 logical CPUs: "
+                f"{two['examples_per_second']:.2f} ex/s (x{two['examples_per_second'] / one['examples_per_second']:.2f}; "
+                f"loadavg {' '.join(f'{x:.1f}' for x in two['loadavg'])})")
+    return "\n".join(rows)
+
+
+def memory_table(args):
+    rows = ["| config | peak RSS, batch 1 (MiB) | peak RSS, batch 2 (MiB) | MiB per example (slope) |", "|---|---|---|---|"]
+    for config in ("albert_base.json", "albert_large.json"):
+        path = os.path.join(REPO_ROOT, "configs", config)
+        small, large = (spawn(args, config=path, seq=512, batch=b, kind="bare", steps=1, warmup=0) for b in (1, 2))
+        rows.append(f"| {config} | {small['peak_rss_mib']:.0f} | {large['peak_rss_mib']:.0f} | "
+                    f"{large['peak_rss_mib'] - small['peak_rss_mib']:.0f} |")
+    return "\n".join(rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=os.path.join(REPO_ROOT, "configs", "albert_base.json"))
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--dtypes", default="float32,mixed_bfloat16")
+    parser.add_argument("--memory", action="store_true", help="measure peak RSS per example at seq 512 instead")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", default="trainer", choices=("trainer", "bare", "keras_hub"), help=argparse.SUPPRESS)
+    parser.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
+    parser.add_argument("--replicas", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+    else:
+        print(memory_table(args) if args.memory else throughput_table(args))
+
+
+if __name__ == "__main__":
+    main()

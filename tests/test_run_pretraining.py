@@ -1,0 +1,131 @@
+"""run_pretraining.py end to end: bad input, divergence, preemption and resume, learning."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pretraining_test_data import REPO_ROOT, assert_same_weights, model_weights, run_script, script_command, small_run_flags
+
+
+@pytest.mark.parametrize(
+    "flag_list, expected",
+    [
+        (["--train_batch_size=0"], "--train_batch_size must be > 0"),
+        (["--optimizer=sgd"], "--optimizer"),
+        (["--albert_config_file=/nonexistent.json"], "--albert_config_file: /nonexistent.json does not exist"),
+        (["--train_batch_size=30", "--grad_accum_steps=4"], "must be a multiple of --grad_accum_steps"),
+        (["--no_such_flag=1"], "no_such_flag"),
+        (["--input_file=/nonexistent/*.tfrecord"], "--input_file: pretraining data: '/nonexistent/*.tfrecord' matches no file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(flag_list, expected, tmp_path):
+    result = run_script([f"--output_dir={tmp_path}"] + flag_list, timeout=120)
+    assert result.returncode == 2, result.stderr[-2000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and expected in errors[0], result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+
+
+def test_input_with_other_lengths_is_rejected_naming_the_flag(tmp_path):
+    result = run_script(small_run_flags(tmp_path, str(tmp_path / "out"), max_seq_length=32), timeout=120)
+    assert result.returncode == 2
+    assert "error: --input_file:" in result.stderr and "max_seq_length" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_non_finite_loss_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint(tmp_path):
+    output_dir = str(tmp_path / "out")
+    # Warmup keeps step 0 at learning rate 0, so the first checkpoints hold finite weights;
+    # then a huge rate blows the weights up and the loss becomes NaN.
+    flags = small_run_flags(tmp_path, output_dir, learning_rate=1e30, num_warmup_steps=1000, num_train_steps=20,
+                            iterations_per_loop=1, save_checkpoints_steps=1)
+    result = run_script(flags)
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    (message,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "non-finite loss" in message and "Last good checkpoint" in message
+    latest = tf.train.latest_checkpoint(output_dir)
+    assert latest and latest in message
+    assert all(np.isfinite(value).all() for value in model_weights(latest).values())
+
+
+@pytest.mark.slow
+def test_sigterm_saves_and_a_restarted_run_ends_like_an_uninterrupted_one(tmp_path):
+    flags = dict(num_train_steps=16, save_checkpoints_steps=100)
+    uninterrupted = run_script(small_run_flags(tmp_path, str(tmp_path / "whole"), **flags))
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+
+    interrupted_dir = str(tmp_path / "interrupted")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    process = subprocess.Popen(script_command(small_run_flags(tmp_path, interrupted_dir, **flags)), cwd=REPO_ROOT,
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        metrics_file = os.path.join(interrupted_dir, "metrics.jsonl")
+        deadline = time.monotonic() + 240
+        while not (os.path.exists(metrics_file) and os.path.getsize(metrics_file)) and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read()[-3000:]
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 143, stderr[-3000:]
+    assert "stopped by SIGTERM" in stderr and "Traceback" not in stderr
+    stopped_at = int(tf.train.latest_checkpoint(interrupted_dir).rsplit("-", 1)[1])
+    assert 0 < stopped_at < 16
+
+    resumed = run_script(small_run_flags(tmp_path, interrupted_dir, **flags))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert tf.train.latest_checkpoint(interrupted_dir).endswith("ckpt-16")
+    assert_same_weights(model_weights(tf.train.latest_checkpoint(str(tmp_path / "whole"))),
+                        model_weights(tf.train.latest_checkpoint(interrupted_dir)))
+
+
+@pytest.mark.slow
+def test_tiny_model_learns_on_the_bundled_corpus(tmp_path):
+    """The no-flags path (bundled data, held-out split, tiny config) at a smaller size."""
+    output_dir = str(tmp_path / "out")
+    result = run_script([
+        f"--output_dir={output_dir}", "--max_seq_length=64", "--max_predictions_per_seq=10", "--train_batch_size=16",
+        "--num_train_steps=60", "--num_warmup_steps=6", "--learning_rate=0.02", "--iterations_per_loop=10",
+        "--bundled_dupe_factor=1", "--max_eval_steps=4", "--eval_batch_size=16",
+    ], timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(os.path.join(output_dir, "pretraining_summary.json")) as handle:
+        summary = json.load(handle)
+    first, last = summary["train_first"], summary["train_last"]
+    assert (first["step"], last["step"]) == (10, 60)
+    assert last["masked_lm_loss"] < first["masked_lm_loss"] - 1.0
+    assert last["masked_lm_accuracy"] > first["masked_lm_accuracy"] + 0.03
+    assert summary["eval_files"].endswith("heldout-seq64-pred10.tfrecord")
+    before, after = summary["eval_initial"], summary["eval"]
+    assert after["masked_lm_loss"] < before["masked_lm_loss"] - 2.0
+    assert after["masked_lm_accuracy"] > before["masked_lm_accuracy"] + 0.03
+    assert os.listdir(os.path.join(output_dir, "logs", "train")) and os.listdir(os.path.join(output_dir, "logs", "eval"))
+
+
+def test_paper_flagfile_gives_the_originals_defaults():
+    script = (
+        "import json\nfrom absl import flags\nimport run_pretraining\n"
+        "flags.FLAGS(['run_pretraining', '--flagfile=configs/pretraining_paper.flags'])\n"
+        "print(json.dumps({name: flags.FLAGS[name].value for name in flags.FLAGS if not name.startswith('?')}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    values = json.loads(result.stdout.splitlines()[-1])
+    expected = {
+        "max_seq_length": 512, "max_predictions_per_seq": 20, "do_train": True, "do_eval": False,
+        "train_batch_size": 4096, "eval_batch_size": 64, "optimizer": "lamb", "learning_rate": 0.00176,
+        "poly_power": 1.0, "num_train_steps": 125000, "num_warmup_steps": 3125, "start_warmup_step": 0,
+        "save_checkpoints_steps": 5000, "keep_checkpoint_max": 5, "iterations_per_loop": 1000, "max_eval_steps": 100,
+    }
+    assert {name: values[name] for name in expected} == expected
