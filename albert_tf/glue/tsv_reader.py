@@ -1,0 +1,79 @@
+"""GLUE TSV files (the layout GLUE's download script makes) -> `GlueExample`s, as the original read them.
+
+Bad rows are errors naming the file and line, except where the original skipped them (QQP rows
+with missing columns): those are counted and reported.
+"""
+
+import csv
+import io
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.cli import UsageError, require
+from albert_tf.glue.examples import ExampleSet, GlueExample
+
+
+def split_path(task, split, data_dir):
+    return os.path.join(data_dir, task.directory, task.tsv_file(split))
+
+
+def read_tsv_split(task, split, data_dir):
+    """Reads `split` ("train", "dev", "test", or MNLI's "dev_mismatched"/"test_mismatched")."""
+    require(data_dir, "--data_dir: no GLUE directory given (or set --tfds_data_dir to read TFDS)")
+    path = split_path(task, split, data_dir)
+    require(
+        tf.io.gfile.exists(path),
+        f"--data_dir: {path} does not exist (expected the GLUE layout <data_dir>/{task.directory}/"
+        f"{task.tsv_file(split)})",
+    )
+    columns = task.test_columns if split.startswith("test") else task.train_columns
+    with tf.io.gfile.GFile(path, "rb") as handle:
+        text = handle.read().decode("utf-8-sig", errors="replace")
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    examples, skipped = [], 0
+    for line_number, row in enumerate(rows, start=1):
+        if columns.has_header and line_number == 1:
+            continue
+        try:
+            examples.append(_example(task, split, columns, row, line_number))
+        except _MalformedRow as error:
+            if task.skip_malformed_rows:
+                skipped += 1
+                continue
+            raise UsageError(f"{path}:{line_number}: {error}") from None
+    if skipped:
+        logging.warning(
+            "%s: skipped %d malformed row(s) with missing columns, as the original does for %s",
+            path, skipped, task.name,
+        )
+    return ExampleSet(examples, path, skipped)
+
+
+class _MalformedRow(Exception):
+    pass
+
+
+def _example(task, split, columns, row, line_number):
+    needed = [c for c in (columns.text_a, columns.text_b, columns.label, columns.index) if c is not None]
+    width = max(c if c >= 0 else -c - 1 for c in needed) + 1
+    if len(row) < width:
+        raise _MalformedRow(f"expected at least {width} tab-separated columns, got {len(row)}")
+    guid = row[columns.index] if columns.index is not None else f"{split}-{line_number}"
+    text_b = row[columns.text_b] if columns.text_b is not None else None
+    label = None
+    if columns.label is not None:
+        label = _parse_label(task, row[columns.label].strip())
+    return GlueExample(guid, row[columns.text_a], text_b, label)
+
+
+def _parse_label(task, value):
+    if task.is_regression:
+        try:
+            return float(value)
+        except ValueError:
+            raise _MalformedRow(f"expected a numeric score, got {value!r}") from None
+    if value not in task.labels:
+        raise _MalformedRow(f"expected a label in {list(task.labels)}, got {value!r}")
+    return value

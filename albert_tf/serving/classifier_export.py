@@ -1,0 +1,72 @@
+"""A fine-tuned classifier as a SavedModel that TF Serving serves from raw text.
+
+Signatures:
+    `serving_default`: `sentence` (or `sentence1` and `sentence2` for pair tasks), string [batch]
+        -> `probabilities` [batch, labels], `label` (the label name) [batch], `logits`;
+        for regression (STS-B) -> `score` [batch].
+    `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq]
+        -> the same outputs, for clients that tokenize themselves.
+Text is normalised and tokenized in the graph (tensorflow-text), with the same ids as the Python
+tokenizer used for training; the SentencePiece model is an asset of the SavedModel. Each batch is
+padded to its longest row (capped at `max_seq_length`, longer text is truncated).
+"""
+
+import tensorflow as tf
+
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.versioned_dir import save_versioned
+from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
+
+TOKEN_IDS_SIGNATURE = "serve_token_ids"
+
+
+class ClassifierServingModule(tf.Module):
+    """Wraps an `AlbertClassifier` with in-graph preprocessing and named outputs."""
+
+    def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
+                 max_seq_length=512):
+        super().__init__()
+        self.classifier = classifier
+        self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
+        self.packer = AlbertInputPacker(
+            None, cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id,
+            pad_id=self.tokenizer.pad_id, max_seq_length=max_seq_length,
+        )
+        self.label_names = None if label_names is None else tf.constant(list(label_names))
+        text_specs = [tf.TensorSpec([None], tf.string, name=name) for name in text_feature_names]
+        self.serve_text = tf.function(self._serve_text, input_signature=text_specs)
+        ids_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+        self.serve_token_ids = tf.function(self._serve_token_ids, input_signature=[ids_spec])
+
+    def _serve_text(self, *texts):
+        packed = self.packer([self.tokenizer(text) for text in texts])
+        return self._outputs(packed)
+
+    def _serve_token_ids(self, inputs):
+        return self._outputs(inputs)
+
+    def _outputs(self, inputs):
+        logits = self.classifier(inputs, training=False)["logits"]
+        if self.label_names is None:
+            return {"score": logits[:, 0]}
+        return {
+            "probabilities": tf.nn.softmax(logits, axis=-1),
+            "label": tf.gather(self.label_names, tf.argmax(logits, axis=-1)),
+            "logits": logits,
+        }
+
+    def signatures(self):
+        return {
+            "serving_default": self.serve_text.get_concrete_function(),
+            TOKEN_IDS_SIGNATURE: self.serve_token_ids.get_concrete_function(),
+        }
+
+
+def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
+                      max_seq_length=512, version=None):
+    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`); returns that path."""
+    module = ClassifierServingModule(
+        classifier, task.text_feature_names, task.labels, spm_model_file,
+        do_lower_case=do_lower_case, max_seq_length=max_seq_length,
+    )
+    return save_versioned(module, export_dir, signatures=module.signatures(), version=version)

@@ -1,0 +1,93 @@
+"""The encoder alone, in the two-SavedModel layout of TF-Hub text encoders.
+
+`<export_dir>/preprocessing/<version>/`: `__call__(strings [batch])` -> `input_word_ids`,
+`input_mask`, `input_type_ids` int32 [batch, seq_length]; `tokenize(strings)` -> ragged ids;
+`bert_pack_inputs([ragged, ...], seq_length=...)` for one or two segments and any of
+`PACK_LENGTHS` up to the model's maximum. The SentencePiece model is an asset.
+`<export_dir>/encoder/<version>/`: `__call__(dict of the three inputs)` -> `sequence_output`,
+`pooled_output` (also as `default`) and the list `encoder_outputs`; `serving_default` returns
+the same with `encoder_outputs` flattened to `encoder_outputs_<i>` (signatures hold only tensors).
+"""
+
+import os
+
+import tensorflow as tf
+
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.versioned_dir import save_versioned
+from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
+
+PACK_LENGTHS = (32, 64, 128, 256, 384, 512)
+
+
+class EncoderModule(tf.Module):
+    """An `AlbertModel` behind a dict-in, dict-out `__call__`."""
+
+    def __init__(self, albert):
+        super().__init__()
+        self.albert = albert
+        spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+        self.__call__ = tf.function(self._encode, input_signature=[spec])
+        self.serve = tf.function(self._serve, input_signature=[spec])
+
+    def _encode(self, inputs):
+        outputs = self.albert(inputs, training=False)
+        return {
+            "sequence_output": outputs["sequence_output"],
+            "pooled_output": outputs["pooled_output"],
+            "default": outputs["pooled_output"],
+            "encoder_outputs": list(outputs["encoder_outputs"]),
+        }
+
+    def _serve(self, inputs):
+        outputs = self._encode(inputs)
+        flat = {name: value for name, value in outputs.items() if name != "encoder_outputs"}
+        flat.update({f"encoder_outputs_{i}": value for i, value in enumerate(outputs["encoder_outputs"])})
+        return flat
+
+
+class PreprocessingModule(tf.Module):
+    """Raw text -> the encoder's inputs, with ALBERT's normalisation and pair truncation."""
+
+    def __init__(self, spm_model_file, do_lower_case=True, seq_length=128, max_seq_length=512):
+        super().__init__()
+        self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
+        special = dict(cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id, pad_id=self.tokenizer.pad_id)
+        lengths = sorted({length for length in PACK_LENGTHS if length <= max_seq_length} | {seq_length})
+        self.packers = {str(length): AlbertInputPacker(length, **special) for length in lengths}
+        self.default_seq_length = seq_length
+        strings = tf.TensorSpec([None], tf.string)
+        self.tokenize = tf.function(self._tokenize, input_signature=[strings])
+        self.__call__ = tf.function(self._preprocess, input_signature=[strings])
+        self.bert_pack_inputs = tf.function(self._pack)
+        ragged = tf.RaggedTensorSpec([None, None], tf.int32)
+        for length in lengths:
+            for count in (1, 2):
+                self.bert_pack_inputs.get_concrete_function([ragged] * count, seq_length=length)
+
+    def _tokenize(self, strings):
+        return self.tokenizer(strings)
+
+    def _pack(self, segments, seq_length):
+        return self.packers[str(seq_length)](list(segments))
+
+    def _preprocess(self, strings):
+        return self._pack([self.tokenizer(strings)], self.default_seq_length)
+
+
+def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None):
+    """Writes `<export_dir>/encoder/<version>` and `<export_dir>/preprocessing/<version>`; returns both."""
+    encoder = EncoderModule(albert)
+    preprocessing = PreprocessingModule(
+        spm_model_file, do_lower_case=do_lower_case, seq_length=seq_length,
+        max_seq_length=albert.config.max_position_embeddings,
+    )
+    encoder_path = save_versioned(
+        encoder, os.path.join(export_dir, "encoder"),
+        signatures={"serving_default": encoder.serve.get_concrete_function()}, version=version,
+    )
+    preprocessing_path = save_versioned(
+        preprocessing, os.path.join(export_dir, "preprocessing"),
+        signatures={"serving_default": preprocessing.__call__.get_concrete_function()}, version=version,
+    )
+    return encoder_path, preprocessing_path
