@@ -6,6 +6,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.layers.factorized_embedding import FactorizedEmbedding
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.shared_encoder import SharedTransformerEncoder
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -25,7 +26,7 @@ def as_config(config):
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertModel(keras.Model):
+class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
     """ALBERT's encoder: factorized embedding, shared Transformer blocks, tanh pooler on [CLS].
 
     Inputs: a dict of int32 `input_word_ids`, `input_mask` (1 = real token), `input_type_ids`,
@@ -93,10 +94,3 @@ class AlbertModel(keras.Model):
         # === Config ===
         self.config = config
         self._policy_name = policy_name(dtype)
-
-    def get_config(self):
-        return {"config": self.config.to_dict(), "dtype": self._policy_name, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)

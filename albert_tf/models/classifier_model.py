@@ -4,10 +4,11 @@ import keras
 
 from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
 from albert_tf.models.albert_model import AlbertModel, as_config, policy_name, text_inputs
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertClassifier(keras.Model):
+class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
     """ALBERT for sentence(-pair) classification: `logits` [B, num_labels] in float32.
 
     `num_labels=1` is regression (STS-B): the single logit is the score. Inputs are the
@@ -41,15 +42,5 @@ class AlbertClassifier(keras.Model):
         self.dropout_rate = dropout_rate
         self._policy_name = policy_name(dtype)
 
-    def get_config(self):
-        return {
-            "config": self.config.to_dict(),
-            "num_labels": self.num_labels,
-            "dropout_rate": self.dropout_rate,
-            "dtype": self._policy_name,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+    def extra_config(self):
+        return {"num_labels": self.num_labels, "dropout_rate": self.dropout_rate}

@@ -5,10 +5,11 @@ import keras
 from albert_tf.layers.masked_lm_head import MaskedLMHead
 from albert_tf.layers.sentence_order_head import SentenceOrderHead
 from albert_tf.models.albert_model import INPUT_NAMES, AlbertModel, as_config, policy_name, text_inputs
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainingModel(keras.Model):
+class AlbertPretrainingModel(RebuiltFromAlbertConfig, keras.Model):
     """ALBERT with its pretraining heads: MLM (tied to the word embeddings) and SOP.
 
     Inputs: the backbone's three inputs plus `masked_lm_positions` int32 [B, P].
@@ -53,10 +54,3 @@ class AlbertPretrainingModel(keras.Model):
         # === Config ===
         self.config = config
         self._policy_name = policy_name(dtype)
-
-    def get_config(self):
-        return {"config": self.config.to_dict(), "dtype": self._policy_name, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
