@@ -27,6 +27,7 @@ class Progress:
         self.done = 0
         self.start = time.monotonic()
         self._last_print = 0.0
+        self._printed_done = None
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
 
     def update(self, count=1, extra="", force=False):
@@ -49,9 +50,14 @@ class Progress:
         return ", ".join(parts)
 
     def close(self, extra=""):
-        self._print(self.line(extra), final=True)
+        """Prints the final line, unless the last line printed already had the final count."""
+        if self._printed_done != self.done:
+            self._print(self.line(extra), final=True)
+        elif self._tty:
+            self.stream.write("\n")
 
     def _print(self, text, final):
+        self._printed_done = self.done
         if self._tty:
             self.stream.write("\r" + text + ("\n" if final else ""))
         else:
