@@ -62,30 +62,33 @@ class SharedTransformerEncoder(keras.layers.Layer):
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
         # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
         # tf.train.Checkpoint follows attributes, not Keras' tracked dicts or lists.
-        for owner in self.owners("attention"):
-            for inner in range(inner_group_num):
-                name = f"{_key(owner, inner)}_attention"
-                setattr(self, name, AttentionSubLayer(
-                    hidden_size,
-                    num_heads,
-                    dropout_rate=dropout_rate,
-                    attention_dropout_rate=attention_dropout_rate,
-                    initializer_range=initializer_range,
-                    dtype=self.dtype_policy,
-                    name=name,
-                ))
-        for owner in self.owners("ffn"):
-            for inner in range(inner_group_num):
-                name = f"{_key(owner, inner)}_ffn"
-                setattr(self, name, FeedForwardSubLayer(
-                    hidden_size,
-                    intermediate_size,
-                    activation=activation,
-                    dropout_rate=dropout_rate,
-                    initializer_range=initializer_range,
-                    dtype=self.dtype_policy,
-                    name=name,
-                ))
+        def attention(name):
+            return AttentionSubLayer(
+                hidden_size,
+                num_heads,
+                dropout_rate=dropout_rate,
+                attention_dropout_rate=attention_dropout_rate,
+                initializer_range=initializer_range,
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        def ffn(name):
+            return FeedForwardSubLayer(
+                hidden_size,
+                intermediate_size,
+                activation=activation,
+                dropout_rate=dropout_rate,
+                initializer_range=initializer_range,
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        for kind, make in (("attention", attention), ("ffn", ffn)):
+            for owner in self.owners(kind):
+                for inner in range(inner_group_num):
+                    name = f"{_key(owner, inner)}_{kind}"
+                    setattr(self, name, make(name))
 
     @property
     def attention_layers(self):
