@@ -199,7 +199,7 @@ def main(argv):
         make_eval_dataset = dataset_fn(eval_files, FLAGS.eval_batch_size, False)
 
         def evaluate():
-            dataset = strategy.distribute_datasets_from_function(make_eval_dataset)
+            dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
             return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
 
         if FLAGS.do_train and run.restored_step is None:

@@ -57,6 +57,24 @@ def get_strategy(name=None, tpu_address=None, tpu_zone=None, gcp_project=None):
     return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
 
 
+def distribute_datasets(strategy, dataset_fn):
+    """`strategy.distribute_datasets_from_function(dataset_fn)`, except on one host CPU.
+
+    With a single replica on the CPU there is nothing to distribute or prefetch to, and TF's
+    distributed iterator costs real time there: measured on albert-base (2 cores), the same step
+    fed by it ran 1.3-1.5x slower than fed by the plain `tf.data` iterator (every kernel slower,
+    not extra ops). So that case iterates the dataset itself, built for one input pipeline.
+    """
+    if _single_cpu_replica(strategy):
+        return dataset_fn(tf.distribute.InputContext())
+    return strategy.distribute_datasets_from_function(dataset_fn)
+
+
+def _single_cpu_replica(strategy):
+    devices = strategy.extended.worker_devices
+    return isinstance(strategy, tf.distribute.OneDeviceStrategy) and "CPU" in devices[0].upper()
+
+
 def is_chief(strategy):
     """True on the worker that owns the output directory (always true off multi-worker)."""
     resolver = getattr(strategy, "cluster_resolver", None)

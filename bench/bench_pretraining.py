@@ -134,9 +134,9 @@ def measure_trainer(config, batch, seq, dtype, steps, warmup, replicas):
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "bench.tfrecord")
         write_records(path, batch * 4, seq, config.vocab_size)
-        dataset = strategy.distribute_datasets_from_function(
-            lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
-                                                shuffle_buffer_size=batch * 4))
+        dataset = distribute.distribute_datasets(
+            strategy, lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
+                                                          shuffle_buffer_size=batch * 4))
         iterator = iter(dataset)
         trainer.train_loop(iterator, warmup)
         float(trainer.train_metrics.result()["loss"])

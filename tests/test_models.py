@@ -79,6 +79,29 @@ def test_any_sequence_length_up_to_max_positions():
         model(backbone_inputs(batch_for(config, seq=33)))
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2}, {"num_hidden_layers": 1}],
+)
+def test_heads_read_the_last_block_at_their_positions_only_and_get_the_same_numbers(changes):
+    """The heads' last block runs at [CLS] + masked positions only (`LastBlockAtPositions`); its
+    rows must equal the full backbone's, so every head output equals the one computed from it."""
+    config = tiny(**changes)
+    model = AlbertPretrainingModel(config)
+    inputs = batch_for(config, seq=16, predictions=5)
+    outputs = model(inputs)
+    full = model.albert(backbone_inputs(inputs))
+    np.testing.assert_allclose(outputs["sequence_output"], full["sequence_output"], atol=1e-6)
+    np.testing.assert_allclose(outputs["pooled_output"], full["pooled_output"], atol=2e-6)
+    from_full_rows = model.masked_lm_head(full["sequence_output"], inputs["masked_lm_positions"])
+    np.testing.assert_allclose(outputs["mlm_logits"], from_full_rows, atol=2e-5)
+    np.testing.assert_allclose(outputs["sop_logits"], model.sentence_order_head(full["pooled_output"]), atol=2e-6)
+
+    classifier = AlbertClassifier(config, num_labels=3)
+    pooled = classifier(backbone_inputs(inputs))["pooled_output"]
+    np.testing.assert_allclose(pooled, classifier.albert(backbone_inputs(inputs))["pooled_output"], atol=2e-6)
+
+
 def test_masked_lm_decoder_is_tied_to_word_embeddings():
     config = tiny()
     model = AlbertPretrainingModel(config)

@@ -26,7 +26,9 @@ class AttentionSubLayer(keras.layers.Layer):
     checkpoints map one to one (and LAMB's per-tensor trust ratios stay the original's).
     Scores are taken in the compute dtype, the mask is added and softmax taken in float32.
 
-    Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`.
+    Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
+    optionally `query_states` [B, Q, H]: rows to compute outputs for (queries and residual come
+    from them, keys and values from all of `hidden_states`); the output is then [B, Q, H].
     """
 
     def __init__(
@@ -80,12 +82,14 @@ class AttentionSubLayer(keras.layers.Layer):
         x = tf.reshape(x, [batch, length, self.num_heads, self.head_size])
         return tf.transpose(x, [0, 2, 1, 3])
 
-    def call(self, hidden_states, bias, training=None):
+    def call(self, hidden_states, bias, training=None, query_states=None):
+        if query_states is None:
+            query_states = hidden_states
         shape = tf.shape(hidden_states)
-        batch, length = shape[0], shape[1]
+        batch, length, queries = shape[0], shape[1], tf.shape(query_states)[1]
         # Scaling the queries (T x d) instead of the scores (T x T) is the same math, less work.
         scale = tf.cast(1.0 / math.sqrt(self.head_size), hidden_states.dtype)
-        query = self._split_heads(dense_2d(self.query, hidden_states) * scale, batch, length)
+        query = self._split_heads(dense_2d(self.query, query_states) * scale, batch, queries)
         key = self._split_heads(dense_2d(self.key, hidden_states), batch, length)
         value = self._split_heads(dense_2d(self.value, hidden_states), batch, length)
 
@@ -94,12 +98,12 @@ class AttentionSubLayer(keras.layers.Layer):
         probs = self.attention_dropout(tf.cast(probs, value.dtype), training=training)
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
-        context = tf.reshape(context, [batch, length, self.hidden_size])
+        context = tf.reshape(context, [batch, queries, self.hidden_size])
         output = self.output_dropout(dense_2d(self.output_dense, context), training=training)
-        return self.layer_norm(hidden_states + output)
+        return self.layer_norm(query_states + output)
 
-    def compute_output_shape(self, hidden_states_shape, bias_shape=None):
-        return hidden_states_shape
+    def compute_output_shape(self, hidden_states_shape, bias_shape=None, query_states_shape=None):
+        return hidden_states_shape if query_states_shape is None else query_states_shape
 
     def get_config(self):
         config = super().get_config()

@@ -16,7 +16,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     Args:
         embedding: the `FactorizedEmbedding` whose `word_embeddings` the decoder reuses.
-    Call arguments: `sequence_output` [B, T, H], `masked_positions` int [B, P].
+    Call arguments: `sequence_output` [B, T, H], `masked_positions` int [B, P] (None when
+    `sequence_output` already holds just the masked rows, [B, P, H]).
     Returns logits [B, P, V].
     """
 
@@ -46,8 +47,10 @@ class MaskedLMHead(keras.layers.Layer):
         )
         self.built = True
 
-    def call(self, sequence_output, masked_positions):
-        gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
+    def call(self, sequence_output, masked_positions=None):
+        gathered = sequence_output
+        if masked_positions is not None:
+            gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
         hidden = self.transform_layer_norm(self.transform(gathered))
         # The tied table and the bias are never autocast: the decoder runs in float32.
         # One 2-D MatMul on [B*P, E]: a 3-D x 2-D tf.matmul would broadcast the [V, E] table
@@ -59,8 +62,9 @@ class MaskedLMHead(keras.layers.Layer):
         )
         return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.embedding.vocab_size]], 0))
 
-    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
-        return tuple(masked_positions_shape) + (self.embedding.vocab_size,)
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
+        rows = sequence_output_shape[:-1] if masked_positions_shape is None else masked_positions_shape
+        return tuple(rows) + (self.embedding.vocab_size,)
 
     def get_config(self):
         # The tied embedding is a layer of the enclosing model, which rebuilds this head from

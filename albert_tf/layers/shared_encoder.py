@@ -1,6 +1,7 @@
 """The Transformer stack with ALBERT's cross-layer parameter sharing."""
 
 import keras
+import tensorflow as tf
 
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
@@ -132,17 +133,32 @@ class SharedTransformerEncoder(keras.layers.Layer):
             layer.build(hidden_states_shape)
         self.built = True
 
+    def blocks(self):
+        """The (attention, ffn) sub-layer pairs in the order they run, L * inner_group_num of them."""
+        return [
+            (self.sublayer("attention", layer, inner), self.sublayer("ffn", layer, inner))
+            for layer in range(self.num_layers)
+            for inner in range(self.inner_group_num)
+        ]
+
     def call(self, hidden_states, input_mask, training=None):
         bias = attention_bias(input_mask)
         outputs = []
-        for layer_index in range(self.num_layers):
-            for inner_index in range(self.inner_group_num):
-                attention = self.sublayer("attention", layer_index, inner_index)
-                ffn = self.sublayer("ffn", layer_index, inner_index)
-                hidden_states = attention(hidden_states, bias, training=training)
-                hidden_states = ffn(hidden_states, training=training)
-                outputs.append(hidden_states)
+        for attention, ffn in self.blocks():
+            hidden_states = ffn(attention(hidden_states, bias, training=training), training=training)
+            outputs.append(hidden_states)
         return outputs
+
+    def last_block_at(self, block_input, input_mask, positions, training=None):
+        """The last block's output at `positions` only: [B, R, H] from its input [B, T, H].
+
+        Queries (and the feed-forward) run on the R rows, keys and values on all T. Used by
+        `LastBlockAtPositions` for heads that read a few positions.
+        """
+        attention, ffn = self.blocks()[-1]
+        rows = tf.gather(block_input, tf.cast(positions, tf.int32), batch_dims=1)
+        attended = attention(block_input, attention_bias(input_mask), training=training, query_states=rows)
+        return ffn(attended, training=training)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
         return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)

@@ -21,6 +21,20 @@ def policy_name(dtype):
     return None if dtype is None else keras.dtype_policies.get(dtype).name
 
 
+def encode_for_heads(albert, last_block_at_positions, inputs, positions):
+    """Symbolic wiring for a model whose heads read a few positions of the last block.
+
+    Runs `albert`'s layers on `inputs` (from `text_inputs()`) and returns `(encoder_outputs,
+    rows)`: every block's full output, and the last block at `positions` [B, R] only, [B, R, H],
+    from `last_block_at_positions` (a `LastBlockAtPositions` over `albert.encoder`). Heads fed
+    from `rows` leave the full last block unused, and TF prunes it from the graph.
+    """
+    embedded = albert.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+    encoder_outputs = albert.encoder(embedded, inputs["input_mask"])
+    last_block_input = encoder_outputs[-2] if len(encoder_outputs) > 1 else embedded
+    return encoder_outputs, last_block_at_positions(last_block_input, inputs["input_mask"], positions)
+
+
 def as_config(config):
     return config if isinstance(config, AlbertConfig) else AlbertConfig.from_dict(config)
 

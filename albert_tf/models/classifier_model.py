@@ -3,7 +3,8 @@
 import keras
 
 from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
-from albert_tf.models.albert_model import AlbertModel, as_config, policy_name, text_inputs
+from albert_tf.layers.last_block_at_positions import LastBlockAtPositions
+from albert_tf.models.albert_model import AlbertModel, as_config, encode_for_heads, policy_name, text_inputs
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 
@@ -27,9 +28,15 @@ class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
             name="classification_head",
         )
 
+        self.last_block_at_positions = LastBlockAtPositions(self.albert.encoder, name="last_block_at_positions")
+
         # === Functional model ===
+        # Both outputs read [CLS] only, so the last block runs at [CLS] only (see
+        # `LastBlockAtPositions`): training and serving skip most of one layer's work.
         inputs = text_inputs()
-        pooled_output = self.albert(inputs)["pooled_output"]
+        cls_position = keras.ops.zeros_like(inputs["input_word_ids"][:, :1])
+        _, cls_rows = encode_for_heads(self.albert, self.last_block_at_positions, inputs, cls_position)
+        pooled_output = self.albert.pooler(cls_rows[:, 0, :])
         super().__init__(
             inputs=inputs,
             outputs={"logits": self.classification_head(pooled_output), "pooled_output": pooled_output},

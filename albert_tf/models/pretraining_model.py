@@ -2,9 +2,10 @@
 
 import keras
 
+from albert_tf.layers.last_block_at_positions import LastBlockAtPositions
 from albert_tf.layers.masked_lm_head import MaskedLMHead
 from albert_tf.layers.sentence_order_head import SentenceOrderHead
-from albert_tf.models.albert_model import INPUT_NAMES, AlbertModel, as_config, policy_name, text_inputs
+from albert_tf.models.albert_model import AlbertModel, as_config, encode_for_heads, policy_name, text_inputs
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 
@@ -31,21 +32,24 @@ class AlbertPretrainingModel(RebuiltFromAlbertConfig, keras.Model):
         self.sentence_order_head = SentenceOrderHead(
             config.hidden_size, initializer_range=config.initializer_range, name="sentence_order_head"
         )
+        self.last_block_at_positions = LastBlockAtPositions(self.albert.encoder, name="last_block_at_positions")
 
         # === Functional model ===
+        # The heads read the last block at [CLS] and the masked positions only, computed apart
+        # (see `LastBlockAtPositions`): a training step, which needs nothing else, never
+        # computes the last block at the other positions.
         inputs = text_inputs()
-        inputs["masked_lm_positions"] = keras.Input(
-            shape=(None,), dtype="int32", name="masked_lm_positions"
-        )
-        backbone_outputs = self.albert({name: inputs[name] for name in INPUT_NAMES})
-        sequence_output = backbone_outputs["sequence_output"]
-        pooled_output = backbone_outputs["pooled_output"]
+        positions = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        inputs["masked_lm_positions"] = positions
+        head_positions = keras.ops.concatenate([keras.ops.zeros_like(positions[:, :1]), positions], axis=1)
+        encoder_outputs, head_rows = encode_for_heads(self.albert, self.last_block_at_positions, inputs, head_positions)
+        pooled_output = self.albert.pooler(head_rows[:, 0, :])
         super().__init__(
             inputs=inputs,
             outputs={
-                "sequence_output": sequence_output,
+                "sequence_output": encoder_outputs[-1],
                 "pooled_output": pooled_output,
-                "mlm_logits": self.masked_lm_head(sequence_output, inputs["masked_lm_positions"]),
+                "mlm_logits": self.masked_lm_head(head_rows[:, 1:, :]),
                 "sop_logits": self.sentence_order_head(pooled_output),
             },
             **kwargs,

@@ -15,7 +15,7 @@ import time
 
 import tensorflow as tf
 
-from albert_tf.distribute import worker_output_dir
+from albert_tf.distribute import distribute_datasets, worker_output_dir
 from albert_tf.io_utils import atomic_open
 from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
@@ -46,7 +46,7 @@ class PretrainingRun:
             self.restored_step = trainer.step
         self.train_iterator = None
         if train_dataset_fn is not None:
-            self.train_iterator = iter(trainer.strategy.distribute_datasets_from_function(self._resuming(train_dataset_fn)))
+            self.train_iterator = iter(distribute_datasets(trainer.strategy, self._resuming(train_dataset_fn)))
 
     def _resuming(self, train_dataset_fn):
         batches_drawn = int(self.trainer.data_steps.numpy())
