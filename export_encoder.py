@@ -13,6 +13,7 @@ from albert_tf import AlbertClassifier, AlbertConfig
 from albert_tf.cli import UsageError, require, run_main
 from albert_tf.glue.initialization import initialize_from_checkpoint
 from albert_tf.serving.encoder_export import export_encoder
+from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
@@ -33,6 +34,13 @@ def main(argv):
         config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
     except ValueError as error:
         raise UsageError(f"--albert_config_file: {error}") from None
+    try:
+        tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None  # it names spm_model_file
+    require(config.vocab_size == tokenizer.vocab_size,
+            f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
+            f"{tokenizer.vocab_size} pieces")
     require(3 <= FLAGS.seq_length <= config.max_position_embeddings,
             f"--seq_length must be in [3, {config.max_position_embeddings}], got {FLAGS.seq_length}")
     # A classifier shell reuses the checkpoint logic; only its encoder is exported.

@@ -73,10 +73,13 @@ flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
 def apply_recipe(task):
     if FLAGS.recipe != "paper":
         return
-    for name, value in paper_recipe(task).items():
+    recipe = paper_recipe(task)
+    for name, value in recipe.items():
         if not FLAGS[name].present:
             FLAGS[name].value = value
-    logging.info("recipe paper for %s: %s", task.name, paper_recipe(task))
+    # The values in effect: explicit flags win over the recipe.
+    logging.info("recipe paper for %s: %s", task.name, ", ".join(
+        f"{name}={FLAGS[name].value}" + (" (flag)" if FLAGS[name].present else "") for name in recipe))
 
 
 def check_flags():
@@ -97,9 +100,12 @@ def load_model_inputs():
     """The tokenizer and config, checked against each other (a mismatch silently ruins results)."""
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None  # it names spm_model_file
+    try:
         config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(f"--albert_config_file: {error}") from None
     require(config.vocab_size == tokenizer.vocab_size,
             f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
             f"{tokenizer.vocab_size} pieces")
@@ -131,17 +137,17 @@ def compute_dtype():
     return None if FLAGS.mixed_precision == "float32" else FLAGS.mixed_precision
 
 
-def build_classifier(task, config, strategy, seed):
+def build_classifier(task, config, strategy, seed, init_checkpoint=None):
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype())
-    if FLAGS.init_checkpoint:
-        initialize_from_checkpoint(classifier, FLAGS.init_checkpoint)
+    if init_checkpoint:
+        initialize_from_checkpoint(classifier, init_checkpoint)
     return classifier
 
 
 def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
-    classifier = build_classifier(task, config, strategy, seed)
+    classifier = build_classifier(task, config, strategy, seed, FLAGS.init_checkpoint)
     with strategy.scope():
         optimizer = training.build_optimizer(
             FLAGS.optimizer, FLAGS.learning_rate, FLAGS.train_step, FLAGS.warmup_step,
@@ -156,13 +162,14 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
 
 def trained_classifier(task, config, strategy, output_dir):
     """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
-    classifier = build_classifier(task, config, strategy, FLAGS.seed)
-    if training.read_best_metrics(output_dir) is not None:
+    fine_tuned = training.read_best_metrics(output_dir) is not None
+    require(fine_tuned or FLAGS.init_checkpoint,
+            f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
+            "--init_checkpoint was given")
+    # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
+    classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
+    if fine_tuned:
         training.restore_best(classifier, output_dir)
-    else:
-        require(FLAGS.init_checkpoint,
-                f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
-                "--init_checkpoint was given")
     return classifier
 
 
@@ -244,6 +251,8 @@ def main(argv):
         best_record = max(records, key=lambda record: record["metrics"][task.selection_metric])
         output_dir = best_record["output_dir"]
 
+    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+        return
     classifier = trained_classifier(task, config, strategy, output_dir)
     if FLAGS.do_eval:
         with strategy.scope():

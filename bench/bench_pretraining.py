@@ -11,6 +11,7 @@ optimizer steps (forward, backward, LAMB) after warm-up:
 
     python bench/bench_pretraining.py --config=configs/albert_base.json --seq=128 --batch=8
     python bench/bench_pretraining.py --memory  # peak RSS per example at seq 512 (base, large)
+    python bench/bench_pretraining.py --interleaved --steps=5  # one process, alternating rounds
 """
 
 import argparse
@@ -93,7 +94,8 @@ def ours_model(config, dtype):
     return (lambda features, training: model({n: features[n] for n in names}, training=training)), model.trainable_variables
 
 
-def measure_bare(kind, config, batch, seq, dtype, steps, warmup):
+def bare_step(kind, config, batch, seq, dtype):
+    """A callable running one optimizer step of the bare model ("bare") or keras-hub's."""
     import tensorflow as tf
 
     from albert_tf import optimization
@@ -112,17 +114,11 @@ def measure_bare(kind, config, batch, seq, dtype, steps, warmup):
         optimization.apply_gradients_across_replicas(optimizer, gradients, variables)
         return losses.loss
 
-    for _ in range(warmup):
-        step().numpy()
-    started = time.perf_counter()
-    for _ in range(steps):
-        step().numpy()
-    return time.perf_counter() - started
+    return lambda: step().numpy()
 
 
-def measure_trainer(config, batch, seq, dtype, steps, warmup, replicas):
-    import tensorflow as tf
-
+def trainer_step(config, batch, seq, dtype, replicas, directory):
+    """A callable running one step of `PretrainingTrainer`, fed from TFRecords in `directory`."""
     from albert_tf import distribute
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
     from albert_tf.pretraining_data import pretraining_dataset
@@ -131,19 +127,54 @@ def measure_trainer(config, batch, seq, dtype, steps, warmup, replicas):
     settings = TrainerSettings(train_batch_size=batch, num_train_steps=1000, learning_rate=1e-4, num_warmup_steps=10,
                                mixed_precision=dtype or "float32")
     trainer = PretrainingTrainer(strategy, config, settings)
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "bench.tfrecord")
-        write_records(path, batch * 4, seq, config.vocab_size)
-        dataset = distribute.distribute_datasets(
-            strategy, lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
-                                                          shuffle_buffer_size=batch * 4))
-        iterator = iter(dataset)
-        trainer.train_loop(iterator, warmup)
-        float(trainer.train_metrics.result()["loss"])
-        started = time.perf_counter()
-        trainer.train_loop(iterator, steps)
+    path = os.path.join(directory, "bench.tfrecord")
+    write_records(path, batch * 4, seq, config.vocab_size)
+    dataset = distribute.distribute_datasets(
+        strategy, lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
+                                                      shuffle_buffer_size=batch * 4))
+    iterator = iter(dataset)
+
+    def step():
+        trainer.train_loop(iterator, 1)
         trainer.optimizer.iterations.numpy()
-        return time.perf_counter() - started
+
+    return step
+
+
+def seconds_for(step, steps, warmup):
+    for _ in range(warmup):
+        step()
+    started = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return time.perf_counter() - started
+
+
+def interleaved(args):
+    """Trainer, bare model and keras-hub in ONE process, timed in alternating rounds (CPU s too).
+
+    On a shared machine this is the fairer overhead measure: load bursts hit all three alike.
+    """
+    from albert_tf import AlbertConfig
+    from bench._common import interleaved_medians, median
+
+    config = AlbertConfig.from_json_file(args.config)
+    rows = ["| dtype | trainer ex/s (wall) | bare ex/s (wall) | keras-hub ex/s (wall) | trainer CPU s/step | bare CPU s/step | "
+            "keras-hub CPU s/step | trainer overhead (CPU s) | bare / keras-hub (CPU s) | loadavg |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for dtype in args.dtypes.split(","):
+        dtype_arg = None if dtype == "float32" else dtype
+        with tempfile.TemporaryDirectory() as directory:
+            cases = {"trainer": trainer_step(config, args.batch, args.seq, dtype_arg, 1, directory),
+                     "bare": bare_step("bare", config, args.batch, args.seq, dtype_arg),
+                     "keras_hub": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg)}
+            wall, cpu = interleaved_medians(cases, args.steps, warmup=args.warmup)
+        ex = {name: args.batch / median(times) for name, times in wall.items()}
+        c = {name: median(times) for name, times in cpu.items()}
+        rows.append(f"| {dtype} | {ex['trainer']:.2f} | {ex['bare']:.2f} | {ex['keras_hub']:.2f} | {c['trainer']:.2f} | "
+                    f"{c['bare']:.2f} | {c['keras_hub']:.2f} | {c['trainer'] / c['bare'] - 1:+.1%} | "
+                    f"{c['keras_hub'] / c['bare']:.2f} | {' '.join(f'{x:.1f}' for x in os.getloadavg())} |")
+    return "\n".join(rows)
 
 
 def worker(args):
@@ -155,10 +186,12 @@ def worker(args):
 
     config = AlbertConfig.from_json_file(args.config)
     dtype = None if args.dtype == "float32" else args.dtype
-    if args.kind == "trainer":
-        seconds = measure_trainer(config, args.batch, args.seq, dtype, args.steps, args.warmup, args.replicas)
-    else:
-        seconds = measure_bare(args.kind, config, args.batch, args.seq, dtype, args.steps, args.warmup)
+    with tempfile.TemporaryDirectory() as directory:
+        if args.kind == "trainer":
+            step = trainer_step(config, args.batch, args.seq, dtype, args.replicas, directory)
+        else:
+            step = bare_step(args.kind, config, args.batch, args.seq, dtype)
+        seconds = seconds_for(step, args.steps, args.warmup)
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"kind": args.kind, "config": os.path.basename(args.config), "seq": args.seq, "batch": args.batch,
                       "dtype": args.dtype, "replicas": args.replicas, "steps": args.steps,
@@ -218,6 +251,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--dtypes", default="float32,mixed_bfloat16")
     parser.add_argument("--memory", action="store_true", help="measure peak RSS per example at seq 512 instead")
+    parser.add_argument("--interleaved", action="store_true",
+                        help="trainer, bare and keras-hub in one process, alternating steps (CPU s and wall)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--kind", default="trainer", choices=("trainer", "bare", "keras_hub"), help=argparse.SUPPRESS)
     parser.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
@@ -226,7 +261,7 @@ def main():
     if args.worker:
         worker(args)
     else:
-        print(memory_table(args) if args.memory else throughput_table(args))
+        print(memory_table(args) if args.memory else interleaved(args) if args.interleaved else throughput_table(args))
 
 
 if __name__ == "__main__":

@@ -51,3 +51,45 @@ def build_tfds_glue(data_dir, config, splits):
     builder.info.set_splits(tfds.core.SplitDict(split_infos))
     builder.info.write_to_directory(builder.data_dir)
     return data_dir
+
+
+MNLI_LABELS = ("contradiction", "entailment", "neutral")
+_MNLI_PREMISES = ["A man is playing a guitar on stage.", "Two dogs run through a field.",
+                  "The woman is reading a book in the park.", "Children are building a sandcastle.",
+                  "A chef cooks pasta in a busy kitchen.", "An old car is parked by the road."]
+_MNLI_HYPOTHESES = ["A person is making music.", "The animals are asleep.", "Someone is outdoors.",
+                    "Kids are at the beach.", "Nobody is cooking.", "A vehicle is near a street."]
+
+
+def write_mnli(data_dir, rows_per_file, diagnostic_rows=0):
+    """A small MNLI directory in GLUE's column layout; returns {file name: [(index, label)]}.
+
+    Train rows have GLUE's 12 columns (label1, gold_label), dev rows its 16 (label1..label5,
+    gold_label), test rows its 10 (no labels); indexes start at 100 * (file number) so each file's
+    are distinct. With `diagnostic_rows`, also writes GLUE's AX `diagnostic/diagnostic.tsv`.
+    """
+    parse_columns = ["sentence1_binary_parse", "sentence2_binary_parse", "sentence1_parse", "sentence2_parse"]
+    written = {}
+    for number, (name, count) in enumerate(rows_per_file.items()):
+        labelled = not name.startswith("test")
+        label_columns = (["label1", "label2", "label3", "label4", "label5"] if name.startswith("dev") else ["label1"])
+        header = ["index", "promptID", "pairID", "genre", *parse_columns, "sentence1", "sentence2"]
+        if labelled:
+            header += [*label_columns, "gold_label"]
+        lines, rows = ["\t".join(header)], []
+        for i in range(count):
+            index, label = str(100 * number + i), MNLI_LABELS[i % 3]
+            premise, hypothesis = _MNLI_PREMISES[i % 6], _MNLI_HYPOTHESES[(i + number) % 6]
+            row = [index, str(i), f"{i}e", "fiction", "( x )", "( y )", "(ROOT x)", "(ROOT y)", premise, hypothesis]
+            if labelled:
+                row += [label] * len(label_columns) + [label]
+            lines.append("\t".join(row))
+            rows.append((index, label if labelled else None))
+        write_glue_file(data_dir, "MNLI", name, lines)
+        written[name] = rows
+    if diagnostic_rows:
+        lines = ["index\tsentence1\tsentence2"] + [
+            f"{i}\t{_MNLI_PREMISES[i % 6]}\t{_MNLI_HYPOTHESES[(i + 3) % 6]}" for i in range(diagnostic_rows)]
+        write_glue_file(data_dir, "diagnostic", "diagnostic.tsv", lines)
+        written["diagnostic.tsv"] = [(str(i), None) for i in range(diagnostic_rows)]
+    return written

@@ -14,7 +14,7 @@ import os
 import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.versioned_dir import save_versioned
+from albert_tf.serving.versioned_dir import next_version, save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
 PACK_LENGTHS = (32, 64, 128, 256, 384, 512)
@@ -76,7 +76,13 @@ class PreprocessingModule(tf.Module):
 
 
 def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None):
-    """Writes `<export_dir>/encoder/<version>` and `<export_dir>/preprocessing/<version>`; returns both."""
+    """Writes `<export_dir>/encoder/<version>` and `<export_dir>/preprocessing/<version>`; returns both.
+
+    Both get the same version (by default one above every existing version of either), so the
+    preprocessing that goes with an encoder is the one with its number.
+    """
+    if version is None:
+        version = max(next_version(os.path.join(export_dir, name)) for name in ("encoder", "preprocessing"))
     encoder = EncoderModule(albert)
     preprocessing = PreprocessingModule(
         spm_model_file, do_lower_case=do_lower_case, seq_length=seq_length,
