@@ -62,7 +62,8 @@ flags.DEFINE_enum("recipe", "none", ["none", "paper"],
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.")
 flags.DEFINE_integer("seed", 12345, "First random seed.")
 flags.DEFINE_enum("padding", "dynamic", glue_features.PADDING_MODES,
-                  "`dynamic`: pad each batch to its longest row; `fixed`: to max_seq_length.")
+                  "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
+                  "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
 flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],

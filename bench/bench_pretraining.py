@@ -94,8 +94,8 @@ def ours_model(config, dtype):
     return (lambda features, training: model({n: features[n] for n in names}, training=training)), model.trainable_variables
 
 
-def bare_step(kind, config, batch, seq, dtype):
-    """A callable running one optimizer step of the bare model ("bare") or keras-hub's."""
+def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
+    """A callable running one optimizer step of the bare model ("bare") or keras-hub's (XLA if asked)."""
     import tensorflow as tf
 
     from albert_tf import optimization
@@ -106,7 +106,7 @@ def bare_step(kind, config, batch, seq, dtype):
     optimizer.build(variables)
     features = {name: tf.constant(value) for name, value in random_features(batch, seq, config.vocab_size).items()}
 
-    @tf.function
+    @tf.function(jit_compile=jit_compile)
     def step():
         with tf.GradientTape() as tape:
             losses = pretraining_losses(forward(features, True), features, tf.reduce_sum(features["masked_lm_weights"]), batch)
@@ -151,7 +151,7 @@ def seconds_for(step, steps, warmup):
 
 
 def interleaved(args):
-    """Trainer, bare model and keras-hub in ONE process, timed in alternating rounds (CPU s too).
+    """Trainer, bare model and keras-hub (with and without XLA) in ONE process, alternating rounds.
 
     On a shared machine this is the fairer overhead measure: load bursts hit all three alike.
     """
@@ -159,21 +159,25 @@ def interleaved(args):
     from bench._common import interleaved_medians, median
 
     config = AlbertConfig.from_json_file(args.config)
-    rows = ["| dtype | trainer ex/s (wall) | bare ex/s (wall) | keras-hub ex/s (wall) | trainer CPU s/step | bare CPU s/step | "
-            "keras-hub CPU s/step | trainer overhead (CPU s) | bare / keras-hub (CPU s) | loadavg |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| dtype | trainer ex/s (wall) | bare ex/s (wall) | keras-hub ex/s (wall) | keras-hub+XLA ex/s (wall) | "
+            "trainer CPU s/step | bare CPU s/step | keras-hub CPU s/step | keras-hub+XLA CPU s/step | "
+            "trainer overhead (CPU s) | trainer / keras-hub best (CPU s) | loadavg |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for dtype in args.dtypes.split(","):
         dtype_arg = None if dtype == "float32" else dtype
         with tempfile.TemporaryDirectory() as directory:
             cases = {"trainer": trainer_step(config, args.batch, args.seq, dtype_arg, 1, directory),
                      "bare": bare_step("bare", config, args.batch, args.seq, dtype_arg),
-                     "keras_hub": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg)}
+                     "keras_hub": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg),
+                     "keras_hub_xla": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg, jit_compile=True)}
             wall, cpu = interleaved_medians(cases, args.steps, warmup=args.warmup)
         ex = {name: args.batch / median(times) for name, times in wall.items()}
         c = {name: median(times) for name, times in cpu.items()}
-        rows.append(f"| {dtype} | {ex['trainer']:.2f} | {ex['bare']:.2f} | {ex['keras_hub']:.2f} | {c['trainer']:.2f} | "
-                    f"{c['bare']:.2f} | {c['keras_hub']:.2f} | {c['trainer'] / c['bare'] - 1:+.1%} | "
-                    f"{c['keras_hub'] / c['bare']:.2f} | {' '.join(f'{x:.1f}' for x in os.getloadavg())} |")
+        hub_best = min(c["keras_hub"], c["keras_hub_xla"])
+        rows.append(f"| {dtype} | {ex['trainer']:.2f} | {ex['bare']:.2f} | {ex['keras_hub']:.2f} | {ex['keras_hub_xla']:.2f} | "
+                    f"{c['trainer']:.2f} | {c['bare']:.2f} | {c['keras_hub']:.2f} | {c['keras_hub_xla']:.2f} | "
+                    f"{c['trainer'] / c['bare'] - 1:+.1%} | {hub_best / c['trainer']:.2f} | "
+                    f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} |")
     return "\n".join(rows)
 
 

@@ -144,6 +144,28 @@ def test_dynamic_padding_gives_the_same_logits_as_fixed_padding(tmp_path, tokeni
     np.testing.assert_allclose(outputs["dynamic"], outputs["fixed"], atol=1e-5)
 
 
+def test_bucketed_training_batches_group_rows_of_similar_length(tmp_path, tokenizer):
+    task = get_task("sst-2")
+    examples = read_examples(task, "train", data_dir=GLUE_DIR).examples[:200]
+    path = _feature_file(tmp_path, task, tokenizer, examples)
+    lengths = {"bucketed": [], "dynamic": []}
+    for padding in lengths:
+        dataset = glue_features.make_dataset(task, path, 8, 128, padding=padding, training=True, seed=3)
+        for features, labels in dataset.take(40):
+            assert features["input_word_ids"].shape[0] == 8 and labels.shape == (8,)
+            rows = features["input_mask"].numpy().sum(1)
+            width = features["input_word_ids"].shape[1]
+            assert width % glue_features.LENGTH_MULTIPLE == 0 and width >= rows.max()
+            if padding == "bucketed":  # one band of BUCKET_WIDTH tokens per batch
+                assert (rows.max() - 1) // glue_features.BUCKET_WIDTH == (rows.min() - 1) // glue_features.BUCKET_WIDTH
+            lengths[padding].append(width)
+    assert sum(lengths["bucketed"]) < 0.8 * sum(lengths["dynamic"])  # less padding than per-batch longest
+    # Evaluation keeps the file's order: bucketed pads it as dynamic does.
+    ordered = glue_features.make_dataset(task, path, 8, 128, padding="bucketed")
+    got = np.concatenate([labels.numpy() for _, labels in ordered])
+    np.testing.assert_array_equal(got, [glue_features.label_value(task, e.label) for e in examples])
+
+
 def test_regression_labels_and_cache_key(tmp_path, tokenizer):
     task = get_task("sts-b")
     example_set = read_examples(task, "dev", data_dir=GLUE_DIR)

@@ -25,3 +25,8 @@ class LastBlockAtPositions(keras.layers.Layer):
 
     def compute_output_shape(self, block_input_shape, input_mask_shape=None, positions_shape=None):
         return tuple(positions_shape) + (block_input_shape[-1],)
+
+    def get_config(self):
+        # The encoder is a layer of the enclosing model, which rebuilds this one from its own
+        # config (as `MaskedLMHead` does with the embedding): nothing more to record.
+        return super().get_config()

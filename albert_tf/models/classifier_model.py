@@ -28,7 +28,9 @@ class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
             name="classification_head",
         )
 
-        self.last_block_at_positions = LastBlockAtPositions(self.albert.encoder, name="last_block_at_positions")
+        self.last_block_at_positions = LastBlockAtPositions(
+            self.albert.encoder, dtype=dtype, name="last_block_at_positions"
+        )
 
         # === Functional model ===
         # Both outputs read [CLS] only, so the last block runs at [CLS] only (see

@@ -32,7 +32,9 @@ class AlbertPretrainingModel(RebuiltFromAlbertConfig, keras.Model):
         self.sentence_order_head = SentenceOrderHead(
             config.hidden_size, initializer_range=config.initializer_range, name="sentence_order_head"
         )
-        self.last_block_at_positions = LastBlockAtPositions(self.albert.encoder, name="last_block_at_positions")
+        self.last_block_at_positions = LastBlockAtPositions(
+            self.albert.encoder, dtype=dtype, name="last_block_at_positions"
+        )
 
         # === Functional model ===
         # The heads read the last block at [CLS] and the masked positions only, computed apart
