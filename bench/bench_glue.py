@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (ops of the exported model)
 from absl import app, flags  # noqa: E402
@@ -36,6 +37,8 @@ flags.DEFINE_integer("epochs", 6, "Epochs per padding mode (the first includes t
 flags.DEFINE_integer("batch_size", 32, "Training batch size.")
 flags.DEFINE_float("learning_rate", 1e-4, "Peak learning rate.")
 flags.DEFINE_integer("serving_rounds", 20, "Timed serving calls per case.")
+flags.DEFINE_integer("accuracy_seeds", 1, "Also train dynamic and bucketed with seeds 2..N (other weights "
+                     "and batch order) and report their dev accuracy's mean and spread.")
 flags.DEFINE_bool("interleaved", False, "One fit() per epoch, modes alternating (for a shared machine; "
                   "then each epoch also pays fit()'s set-up). Default: one fit() per mode, timed per epoch.")
 FLAGS = flags.FLAGS
@@ -57,11 +60,12 @@ class EpochTimer(keras.callbacks.Callback):
         self.run["epoch_cpu"].append(time.process_time() - self.started[1])
 
 
-def train_both(task, config, train_path, dev, num_train):
+def train_both(task, config, train_path, dev, num_train, seed=1, modes=glue_features.PADDING_MODES):
+    """Trains one model per padding mode from the same weights (`seed`); returns (runs, steps)."""
     steps = -(-num_train // FLAGS.batch_size)
     runs = {}
-    for padding in glue_features.PADDING_MODES:
-        keras.utils.set_random_seed(1)
+    for padding in modes:
+        keras.utils.set_random_seed(seed)
         classifier = AlbertClassifier(config, task.num_labels)
         model = training.logits_model(classifier)
         optimizer = training.build_optimizer("adamw", FLAGS.learning_rate, steps * FLAGS.epochs, steps // 10)
@@ -71,7 +75,8 @@ def train_both(task, config, train_path, dev, num_train):
         for epoch in range(FLAGS.epochs):
             for padding, run in runs.items():  # interleaved epochs; the same batches for all but bucketed
                 dataset = glue_features.make_dataset(task, train_path, FLAGS.batch_size, MAX_SEQ_LENGTH,
-                                                     padding=padding, training=True, seed=epoch).take(steps)
+                                                     padding=padding, training=True,
+                                                     seed=epoch + 100 * (seed - 1)).take(steps)
                 start, start_cpu = time.perf_counter(), time.process_time()
                 run["model"].fit(dataset, epochs=1, verbose=0)
                 run["epoch_seconds"].append(time.perf_counter() - start)
@@ -79,7 +84,7 @@ def train_both(task, config, train_path, dev, num_train):
     else:
         for padding, run in runs.items():  # one fit per mode, as run_classifier.py trains
             dataset = glue_features.make_dataset(task, train_path, FLAGS.batch_size, MAX_SEQ_LENGTH,
-                                                 padding=padding, training=True, seed=0)
+                                                 padding=padding, training=True, seed=seed - 1)
             run["model"].fit(dataset, epochs=FLAGS.epochs, steps_per_epoch=steps, verbose=0,
                              callbacks=[EpochTimer(run)])
     for padding, run in runs.items():
@@ -141,6 +146,16 @@ def main(argv):
         for kind in ("epoch_seconds", "epoch_cpu"):  # the first epoch includes tracing
             speedup = median(runs["fixed"][kind][1:]) / median(runs[padding][kind][1:])
             print(f"  speed-up {padding} vs fixed-128 ({kind}, median after epoch 1): {speedup:.2f}x")
+    if FLAGS.accuracy_seeds > 1:
+        accuracy = {padding: [runs[padding]["dev_accuracy"]] for padding in ("dynamic", "bucketed")}
+        for seed in range(2, FLAGS.accuracy_seeds + 1):
+            more, _ = train_both(task, config, data["train"]["path"], data["dev"], len(data["train"]["labels"]),
+                                 seed=seed, modes=tuple(accuracy))
+            for padding in accuracy:
+                accuracy[padding].append(more[padding]["dev_accuracy"])
+        for padding, values in accuracy.items():
+            print(f"  dev accuracy over {len(values)} seeds, {padding}: mean {np.mean(values):.4f}, "
+                  f"std {np.std(values):.4f}, each {[round(v, 4) for v in values]}")
     latencies = serving_latency(task, runs["dynamic"]["classifier"], config, data["dev"]["texts"])
     for name, (wall, cpu) in latencies.items():
         print(f"  serving {name}: {wall * 1000:.1f} ms wall, {cpu * 1000:.1f} ms CPU (median)")
