@@ -52,7 +52,7 @@ def read_tsv_split(task, split, data_dir):
 
 
 class _MalformedRow(Exception):
-    pass
+    """A row without the task's columns (skipped where the original skipped it, else an error)."""
 
 
 def _example(task, split, columns, row, line_number):

@@ -1,7 +1,9 @@
 """The encoder's last block computed at a few positions: all that pretraining heads read."""
 
 import keras
+import tensorflow as tf
 
+from albert_tf.layers.attention import attention_bias
 
 
 class LastBlockAtPositions(keras.layers.Layer):
@@ -13,7 +15,9 @@ class LastBlockAtPositions(keras.layers.Layer):
     The outputs equal the full block's rows at those positions (to float rounding).
 
     Call arguments: `block_input` [B, T, H] (the input of the last block), `input_mask` [B, T],
-    `positions` int [B, R], `training`. Returns [B, R, H].
+    `positions` int [B, R], `training`. Returns [B, R, H]. The encoder belongs to the enclosing
+    model, which rebuilds this layer from its own config (as `MaskedLMHead` does with the
+    embedding), so the config records nothing more.
     """
 
     def __init__(self, encoder, **kwargs):
@@ -21,12 +25,11 @@ class LastBlockAtPositions(keras.layers.Layer):
         self.encoder = encoder
 
     def call(self, block_input, input_mask, positions, training=None):
-        return self.encoder.last_block_at(block_input, input_mask, positions, training=training)
+        attention, ffn = self.encoder.blocks()[-1]
+        # Queries (and the feed-forward) run on the R rows, keys and values on all T positions.
+        rows = tf.gather(block_input, tf.cast(positions, tf.int32), batch_dims=1)
+        attended = attention(block_input, attention_bias(input_mask), training=training, query_states=rows)
+        return ffn(attended, training=training)
 
     def compute_output_shape(self, block_input_shape, input_mask_shape=None, positions_shape=None):
         return tuple(positions_shape) + (block_input_shape[-1],)
-
-    def get_config(self):
-        # The encoder is a layer of the enclosing model, which rebuilds this one from its own
-        # config (as `MaskedLMHead` does with the embedding): nothing more to record.
-        return super().get_config()

@@ -1,7 +1,6 @@
 """The Transformer stack with ALBERT's cross-layer parameter sharing."""
 
 import keras
-import tensorflow as tf
 
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
@@ -148,17 +147,6 @@ class SharedTransformerEncoder(keras.layers.Layer):
             hidden_states = ffn(attention(hidden_states, bias, training=training), training=training)
             outputs.append(hidden_states)
         return outputs
-
-    def last_block_at(self, block_input, input_mask, positions, training=None):
-        """The last block's output at `positions` only: [B, R, H] from its input [B, T, H].
-
-        Queries (and the feed-forward) run on the R rows, keys and values on all T. Used by
-        `LastBlockAtPositions` for heads that read a few positions.
-        """
-        attention, ffn = self.blocks()[-1]
-        rows = tf.gather(block_input, tf.cast(positions, tf.int32), batch_dims=1)
-        attended = attention(block_input, attention_bias(input_mask), training=training, query_states=rows)
-        return ffn(attended, training=training)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
         return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)
