@@ -12,8 +12,9 @@ reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serv
 import json
 import os
 
-import keras
-import tensorflow as tf
+import albert_tf  # noqa: F401  (first: sets TensorFlow's CPU defaults before it loads)
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
 from absl import flags, logging
 
 from albert_tf import AlbertClassifier, AlbertConfig

@@ -67,3 +67,13 @@ def interleaved_medians(cases, rounds, warmup=1, on_round=None):
 
 def median(values):
     return statistics.median(values)
+
+
+def onednn_state():
+    """Whether TensorFlow runs its oneDNN CPU kernels in this process ("on"/"off").
+
+    It changes matmul speed by up to 1.6x on AVX2 CPUs, so every benchmark prints it.
+    """
+    from tensorflow.python.util import _pywrap_util_port  # no public API reports the state
+
+    return "on" if _pywrap_util_port.IsMklEnabled() else "off"

@@ -15,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import albert_tf  # noqa: E402,F401  (first: sets TensorFlow's CPU defaults before it loads)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -28,7 +29,7 @@ from albert_tf.glue.examples import read_examples  # noqa: E402
 from albert_tf.glue.tasks import get_task  # noqa: E402
 from albert_tf.serving.classifier_export import export_classifier  # noqa: E402
 from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
-from bench._common import interleaved_medians, load_average, median  # noqa: E402
+from bench._common import interleaved_medians, load_average, median, onednn_state  # noqa: E402
 
 flags.DEFINE_string("data_dir", "data/glue", "GLUE directory with SST-2/{train,dev}.tsv.")
 flags.DEFINE_string("albert_config_file", "configs/albert_tiny.json", "Model size.")
@@ -136,7 +137,7 @@ def main(argv):
     runs, steps = train_both(task, config, data["train"]["path"], data["dev"], len(data["train"]["labels"]))
     print(f"load average before serving: {load_average()}")
     print(f"SST-2 train rows {len(data['train']['labels'])}, {steps} steps/epoch, batch {FLAGS.batch_size}, "
-          f"{FLAGS.albert_config_file}")
+          f"{FLAGS.albert_config_file}, oneDNN {onednn_state()}")
     for padding, run in runs.items():
         print(f"  {padding:8s} epoch wall s: {[round(s, 2) for s in run['epoch_seconds']]}, "
               f"CPU s: {[round(s, 2) for s in run['epoch_cpu']]}, dev accuracy {run['dev_accuracy']:.4f}")

@@ -22,9 +22,10 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import albert_tf  # noqa: E402,F401  (sets TensorFlow's CPU defaults, for every system alike)
 import numpy as np  # noqa: E402
 
-from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median  # noqa: E402
+from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median, onednn_state  # noqa: E402
 
 SYSTEMS = ("ours", "keras_hub", "hf_torch")
 DTYPES = ("float32", "mixed_bfloat16")
@@ -307,7 +308,7 @@ def main(argv=None):
     use_infer = infer_batch if "infer" in kinds else None
 
     print(f"cpu: {cpu_model()} x{os.cpu_count()} [{cpu_flags()}]; tf {tf.__version__}, "
-          f"keras {keras.__version__}; oneDNN={os.environ.get('TF_ENABLE_ONEDNN_OPTS', 'default')}; "
+          f"keras {keras.__version__}; oneDNN={onednn_state()}; "
           f"load {load_average()}", flush=True)
     peaks = {"float32": matmul_throughput(tf, tf.float32), "mixed_bfloat16": matmul_throughput(tf, tf.bfloat16)}
     print("matmul 2048^2 GFLOP/s: " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in peaks.items()), flush=True)

@@ -25,6 +25,8 @@ import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
+import albert_tf  # noqa: E402,F401  (sets TensorFlow's CPU defaults, for every system alike)
+
 PREDICTIONS = 20
 
 
@@ -265,6 +267,9 @@ def main():
     if args.worker:
         worker(args)
     else:
+        from bench._common import onednn_state
+
+        print(f"oneDNN: {onednn_state()}", flush=True)
         print(memory_table(args) if args.memory else interleaved(args) if args.interleaved else throughput_table(args))
 
 

@@ -1,0 +1,37 @@
+"""albert_tf turns on TensorFlow's oneDNN CPU kernels unless the user chose otherwise."""
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORT_ONEDNN = (
+    "import os; from tensorflow.python.util import _pywrap_util_port as p; "
+    "print(os.environ.get('TF_ENABLE_ONEDNN_OPTS'), p.IsMklEnabled())"
+)
+# TF's x86 Linux wheels carry oneDNN; elsewhere the variable may be set but have nothing to enable.
+x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="oneDNN kernels ship in x86 builds")
+
+
+def report(first_import, env_value=None):
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    if env_value is not None:
+        env["TF_ENABLE_ONEDNN_OPTS"] = env_value
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    code = f"import sys; sys.argv = ['x']; {first_import}; import tensorflow; {REPORT_ONEDNN}"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True)
+    return result.stdout.split()[-2:]
+
+
+@x86_only
+@pytest.mark.parametrize("first_import", ["import albert_tf", "import run_classifier", "import run_pretraining", "import export_encoder"])
+def test_package_and_scripts_load_tensorflow_with_onednn_on(first_import):
+    assert report(first_import) == ["1", "True"]
+
+
+def test_users_choice_wins():
+    assert report("import albert_tf", env_value="0") == ["0", "False"]
+
