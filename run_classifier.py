@@ -13,8 +13,8 @@ import json
 import os
 
 import albert_tf  # noqa: F401  (first: sets TensorFlow's CPU defaults before it loads)
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import tensorflow as tf
 from absl import flags, logging
 
 from albert_tf import AlbertClassifier, AlbertConfig

@@ -1,10 +1,10 @@
 """Running a Keras `Dense` on [..., in] inputs as one 2-D MatMul + BiasAdd (+ activation).
 
 Why not just call the layer: Keras' Dense on a 3-D input goes through `tf.tensordot` and adds
-its bias with a broadcasting AddV2. Written as MatMul -> BiasAdd -> activation on a 2-D view,
-TF's oneDNN remapper can fuse the three into one `_FusedMatMul` at inference (bias and GELU done
-in the GEMM's epilogue instead of extra passes over the [tokens, intermediate] tensor). The
-arithmetic is the same, the layer keeps its variables, so checkpoints are untouched.
+its bias with a broadcasting AddV2. Written as MatMul -> BiasAdd on a 2-D view, TF's remapper
+fuses the two into one `_FusedMatMul` (with oneDNN, `_MklNativeFusedMatMul`): the bias is added
+in the GEMM's epilogue instead of in an extra pass over the output. The arithmetic is the same,
+the layer keeps its variables, so checkpoints are untouched.
 """
 
 import tensorflow as tf
