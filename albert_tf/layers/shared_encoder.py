@@ -62,29 +62,16 @@ class SharedTransformerEncoder(keras.layers.Layer):
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
         # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
         # tf.train.Checkpoint follows attributes, not Keras' tracked dicts or lists.
-        def attention(name):
-            return AttentionSubLayer(
-                hidden_size,
-                num_heads,
-                dropout_rate=dropout_rate,
-                attention_dropout_rate=attention_dropout_rate,
-                initializer_range=initializer_range,
-                dtype=self.dtype_policy,
-                name=name,
-            )
-
-        def ffn(name):
-            return FeedForwardSubLayer(
-                hidden_size,
-                intermediate_size,
-                activation=activation,
-                dropout_rate=dropout_rate,
-                initializer_range=initializer_range,
-                dtype=self.dtype_policy,
-                name=name,
-            )
-
-        for kind, make in (("attention", attention), ("ffn", ffn)):
+        common = dict(dropout_rate=dropout_rate, initializer_range=initializer_range, dtype=self.dtype_policy)
+        makers = {
+            "attention": lambda name: AttentionSubLayer(
+                hidden_size, num_heads, attention_dropout_rate=attention_dropout_rate, name=name, **common
+            ),
+            "ffn": lambda name: FeedForwardSubLayer(
+                hidden_size, intermediate_size, activation=activation, name=name, **common
+            ),
+        }
+        for kind, make in makers.items():
             for owner in self.owners(kind):
                 for inner in range(inner_group_num):
                     name = f"{_key(owner, inner)}_{kind}"
