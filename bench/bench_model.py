@@ -3,7 +3,8 @@
 Measures, in one process and in interleaved rounds, a pretraining step (batch 8, seq 128, 20
 masked positions, MLM + SOP loss, optimizer update) and an inference batch (batch 32, seq 128), in
 float32 and mixed_bfloat16, with and without XLA. It also measures the machine's own dense
-matmul throughput, so each result can be read as a fraction of what this CPU can do at all.
+matmul throughput, so each result can be read as a fraction of what this CPU can do at all,
+and counts the float casts in each TF case's traced graph (the passes mixed precision adds).
 
     python bench/bench_model.py                       # everything (~15 min on 2 cores)
     python bench/bench_model.py --only ours,keras_hub --dtypes float32 --xla off --steps 5
@@ -108,6 +109,24 @@ def tf_train_step(tf, keras, forward, variables, xla):
     return step
 
 
+def timed(tf, function, batch):
+    """`function(batch)` with its outputs fetched, to time; `.casts()` counts its traced casts."""
+
+    def run():
+        return tf.nest.map_structure(lambda t: t.numpy(), function(batch))
+
+    run.casts = lambda: float_casts(function.get_concrete_function(batch).graph)
+    return run
+
+
+def float_casts(graph):
+    """(number of float-to-float Cast ops, elements they copy) in one traced call: the precision
+    casts mixed precision adds, each a full pass over its tensor."""
+    casts = [op for op in graph.get_operations() if op.type == "Cast"
+             and op.inputs[0].dtype.is_floating and op.outputs[0].dtype.is_floating]
+    return len(casts), sum(op.outputs[0].shape.num_elements() or 0 for op in casts)
+
+
 def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
     from albert_tf.config import AlbertConfig
     from albert_tf.models import AlbertModel, AlbertPretrainingModel
@@ -125,7 +144,7 @@ def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
 
         step = tf_train_step(tf, keras, forward, model.trainable_variables, xla)
         batch = {k: tf.constant(v) for k, v in train_batch.items()}
-        cases["train"] = lambda: step(batch).numpy()
+        cases["train"] = timed(tf, step, batch)
     if infer_batch is not None:
         backbone = AlbertModel(config, dtype=policy)
 
@@ -135,7 +154,7 @@ def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
             return outputs["sequence_output"], outputs["pooled_output"]
 
         ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
-        cases["infer"] = lambda: [t.numpy() for t in infer(ibatch)]
+        cases["infer"] = timed(tf, infer, ibatch)
     return cases
 
 
@@ -174,7 +193,7 @@ def keras_hub_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
         forward(batch)  # builds the heads so their variables exist before the optimizer does
         variables = backbone.trainable_variables + mlm_head.trainable_variables + sop_head.trainable_variables
         step = tf_train_step(tf, keras, forward, variables, xla)
-        cases["train"] = lambda: step(batch).numpy()
+        cases["train"] = timed(tf, step, batch)
     if infer_batch is not None:
         infer_backbone = backbone_fn()
 
@@ -184,7 +203,7 @@ def keras_hub_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
             return outputs["sequence_output"], outputs["pooled_output"]
 
         ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
-        cases["infer"] = lambda: [t.numpy() for t in infer(ibatch)]
+        cases["infer"] = timed(tf, infer, ibatch)
     return cases
 
 
@@ -367,10 +386,15 @@ def main(argv=None):
         print(f"| {row['case']} | {row['median_s']:.2f} | {row['min_s']:.2f}-{row['max_s']:.2f} | "
               f"{row['median_cpu_s']:.2f} | {row['gflops_per_s']:.1f} | "
               f"{100 * row['fraction_of_matmul_peak']:.0f}% | {ratios[0]} | {ratios[1]} |")
+    casts = {name: fn.casts() for name, fn in cases.items() if hasattr(fn, "casts")}
+    print("\n| case | float casts (ops) | elements cast (M) |\n|---|---|---|")
+    for name, (ops, elements) in casts.items():
+        print(f"| {name} | {ops} | {elements / 1e6:.1f} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "load_before": load_before, "load_after": load_after,
-                       "matmul_flops_per_s": peaks, "rows": rows, "wall_s": times, "cpu_s": cpu},
+                       "matmul_flops_per_s": peaks, "rows": rows, "wall_s": times, "cpu_s": cpu,
+                       "float_casts": casts},
                       f, indent=1)
 
 

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import layer_norm
+from albert_tf.layers.layer_norm import add_and_norm, layer_norm
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
 MASK_ADDER = -10000.0
@@ -25,10 +25,12 @@ class AttentionSubLayer(keras.layers.Layer):
     Query/key/value/output kernels are 2-D [H, H] exactly as the original stores them, so
     checkpoints map one to one (and LAMB's per-tensor trust ratios stay the original's).
     Scores are taken in the compute dtype, the mask is added and softmax taken in float32.
+    Inputs are not autocast: the residual stream stays float32 (see `add_and_norm`).
 
     Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
     optionally `query_states` [B, Q, H]: rows to compute outputs for (queries and residual come
-    from them, keys and values from all of `hidden_states`); the output is then [B, Q, H].
+    from them, keys and values from all of `hidden_states`); the output is then [B, Q, H];
+    `casts`, a `WeightCasts` shared by the layers of one forward pass.
     """
 
     def __init__(
@@ -40,7 +42,7 @@ class AttentionSubLayer(keras.layers.Layer):
         initializer_range=0.02,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)
         if hidden_size % num_heads:
             raise ValueError(
                 f"hidden_size ({hidden_size}) must be divisible by num_heads ({num_heads})."
@@ -82,16 +84,19 @@ class AttentionSubLayer(keras.layers.Layer):
         x = tf.reshape(x, [batch, length, self.num_heads, self.head_size])
         return tf.transpose(x, [0, 2, 1, 3])
 
-    def call(self, hidden_states, bias, training=None, query_states=None):
+    def call(self, hidden_states, bias, training=None, query_states=None, casts=None):
+        states = tf.cast(hidden_states, self.compute_dtype)  # cast once, for all three projections
         if query_states is None:
-            query_states = hidden_states
+            query_states, query_inputs = hidden_states, states
+        else:
+            query_inputs = tf.cast(query_states, self.compute_dtype)
         shape = tf.shape(hidden_states)
         batch, length, queries = shape[0], shape[1], tf.shape(query_states)[1]
         # Scaling the queries (T x d) instead of the scores (T x T) is the same math, less work.
-        scale = tf.cast(1.0 / math.sqrt(self.head_size), hidden_states.dtype)
-        query = self._split_heads(dense_2d(self.query, query_states) * scale, batch, queries)
-        key = self._split_heads(dense_2d(self.key, hidden_states), batch, length)
-        value = self._split_heads(dense_2d(self.value, hidden_states), batch, length)
+        scale = tf.cast(1.0 / math.sqrt(self.head_size), self.compute_dtype)
+        query = self._split_heads(dense_2d(self.query, query_inputs, casts) * scale, batch, queries)
+        key = self._split_heads(dense_2d(self.key, states, casts), batch, length)
+        value = self._split_heads(dense_2d(self.value, states, casts), batch, length)
 
         scores = tf.matmul(query, key, transpose_b=True)
         probs = tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
@@ -99,8 +104,8 @@ class AttentionSubLayer(keras.layers.Layer):
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
         context = tf.reshape(context, [batch, queries, self.hidden_size])
-        output = self.output_dropout(dense_2d(self.output_dense, context), training=training)
-        return self.layer_norm(query_states + output)
+        output = self.output_dropout(dense_2d(self.output_dense, context, casts), training=training)
+        return add_and_norm(self.layer_norm, query_states, output)
 
     def compute_output_shape(self, hidden_states_shape, bias_shape=None, query_states_shape=None):
         return hidden_states_shape if query_states_shape is None else query_states_shape

@@ -9,17 +9,21 @@ the layer keeps its variables, so checkpoints are untouched.
 
 import tensorflow as tf
 
+from albert_tf.layers.weight_casts import WeightCasts
 
-def dense_2d(layer, inputs):
+
+def dense_2d(layer, inputs, casts=None):
     """`layer(inputs)` for a built `keras.layers.Dense`, computed on the [-1, in] view.
 
-    Call it from inside the owning layer's `call`, so that Keras' autocast scope casts the
-    kernel and bias to the compute dtype exactly as `layer.__call__` would.
+    Inputs, kernel and bias are cast to the layer's compute dtype, as `layer.__call__` would;
+    `casts` (a `WeightCasts`) shares one cast of the weights among the layers that reuse them.
     """
-    kernel = tf.convert_to_tensor(layer.kernel)  # already in the compute dtype (autocast)
-    flat = tf.cast(tf.reshape(inputs, [-1, kernel.shape[0]]), kernel.dtype)
+    casts = casts or WeightCasts()
+    dtype = layer.compute_dtype
+    kernel = casts(layer.kernel, dtype)
+    flat = tf.cast(tf.reshape(inputs, [-1, kernel.shape[0]]), dtype)
     outputs = tf.matmul(flat, kernel)
     if layer.bias is not None:
-        outputs = tf.nn.bias_add(outputs, tf.convert_to_tensor(layer.bias))
+        outputs = tf.nn.bias_add(outputs, casts(layer.bias, dtype))
     outputs = layer.activation(outputs)  # Keras stores `linear` (identity) when there is none
     return tf.reshape(outputs, tf.concat([tf.shape(inputs)[:-1], [kernel.shape[1]]], axis=0))

@@ -5,13 +5,16 @@ import keras
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import layer_norm
+from albert_tf.layers.layer_norm import add_and_norm, layer_norm
 
 
 class FeedForwardSubLayer(keras.layers.Layer):
     """Dense H -> I with the activation, dense I -> H, dropout, residual add and its LayerNorm.
 
-    Call arguments: `hidden_states` [B, T, H], `training`.
+    Inputs are not autocast: the residual stream stays float32 (see `add_and_norm`).
+
+    Call arguments: `hidden_states` [B, T, H], `training`, `casts` (a `WeightCasts` shared by
+    the layers of one forward pass).
     """
 
     def __init__(
@@ -23,7 +26,7 @@ class FeedForwardSubLayer(keras.layers.Layer):
         initializer_range=0.02,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)
         self.hidden_size = hidden_size
         self.intermediate_size = intermediate_size
         self.activation = activation
@@ -54,10 +57,10 @@ class FeedForwardSubLayer(keras.layers.Layer):
         self.layer_norm.build(input_shape)
         self.built = True
 
-    def call(self, hidden_states, training=None):
-        output = dense_2d(self.output_dense, dense_2d(self.intermediate, hidden_states))
+    def call(self, hidden_states, training=None, casts=None):
+        output = dense_2d(self.output_dense, dense_2d(self.intermediate, hidden_states, casts), casts)
         output = self.output_dropout(output, training=training)
-        return self.layer_norm(hidden_states + output)
+        return add_and_norm(self.layer_norm, hidden_states, output)
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.layers.attention import attention_bias
+from albert_tf.layers.layer_norm import float32_spec
 
 
 class LastBlockAtPositions(keras.layers.Layer):
@@ -21,7 +22,7 @@ class LastBlockAtPositions(keras.layers.Layer):
     """
 
     def __init__(self, encoder, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # the block input stays float32, as in the encoder
         self.encoder = encoder
 
     def call(self, block_input, input_mask, positions, training=None):
@@ -33,3 +34,6 @@ class LastBlockAtPositions(keras.layers.Layer):
 
     def compute_output_shape(self, block_input_shape, input_mask_shape=None, positions_shape=None):
         return tuple(positions_shape) + (block_input_shape[-1],)
+
+    def compute_output_spec(self, *args, **kwargs):
+        return float32_spec(super().compute_output_spec(*args, **kwargs))

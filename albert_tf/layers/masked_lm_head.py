@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import layer_norm
+from albert_tf.layers.layer_norm import float32_spec, layer_norm
 
 
 class MaskedLMHead(keras.layers.Layer):
@@ -51,12 +51,13 @@ class MaskedLMHead(keras.layers.Layer):
         gathered = sequence_output
         if masked_positions is not None:
             gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
-        hidden = self.transform_layer_norm(self.transform(gathered))
+        # Float32 into the float32 LayerNorm (see `layer_norm`).
+        hidden = self.transform_layer_norm(tf.cast(self.transform(gathered), tf.float32))
         # The tied table and the bias are never autocast: the decoder runs in float32.
         # One 2-D MatMul on [B*P, E]: a 3-D x 2-D tf.matmul would broadcast the [V, E] table
         # into a batched matmul whose gradient sums B copies of a [V, E] product (measured: the
         # costliest op of the head, ~0.8 s of a base training step on 2 cores).
-        flat = tf.reshape(tf.cast(hidden, tf.float32), [-1, self.embedding.embedding_size])
+        flat = tf.reshape(hidden, [-1, self.embedding.embedding_size])
         logits = tf.nn.bias_add(
             tf.matmul(flat, self.embedding.word_embeddings, transpose_b=True), self.output_bias
         )
@@ -65,6 +66,9 @@ class MaskedLMHead(keras.layers.Layer):
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
         rows = sequence_output_shape[:-1] if masked_positions_shape is None else masked_positions_shape
         return tuple(rows) + (self.embedding.vocab_size,)
+
+    def compute_output_spec(self, *args, **kwargs):
+        return float32_spec(super().compute_output_spec(*args, **kwargs))
 
     def get_config(self):
         # The tied embedding is a layer of the enclosing model, which rebuilds this head from

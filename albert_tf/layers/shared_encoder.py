@@ -5,6 +5,8 @@ import keras
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
+from albert_tf.layers.layer_norm import float32_spec
+from albert_tf.layers.weight_casts import WeightCasts
 
 
 def _key(owner, inner):
@@ -19,7 +21,8 @@ class SharedTransformerEncoder(keras.layers.Layer):
     int(l / L * G), as in the original). Each layer runs `inner_group_num` blocks in a row, each an
     attention sub-layer then a feed-forward sub-layer. `sharing` says which sub-layers a group's
     layers share: "all" (ALBERT), "attention", "ffn" or "none" (BERT-style). A shared sub-layer is
-    owned by its group, an unshared one by its layer; each owns its own LayerNorm.
+    owned by its group, an unshared one by its layer; each owns its own LayerNorm. Inputs are not
+    autocast: between sub-layers the hidden states stay float32 under mixed precision.
 
     Call arguments: `hidden_states` [B, T, H], `input_mask` [B, T] (1 = real token), `training`.
     Returns the list of every block's output ([B, T, H], L * inner_group_num of them).
@@ -40,7 +43,7 @@ class SharedTransformerEncoder(keras.layers.Layer):
         initializer_range=0.02,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)
         if sharing not in SHARING_MODES:
             raise ValueError(f"unknown sharing {sharing!r}; allowed: {list(SHARING_MODES)}")
         if num_layers % num_groups:
@@ -129,14 +132,19 @@ class SharedTransformerEncoder(keras.layers.Layer):
 
     def call(self, hidden_states, input_mask, training=None):
         bias = attention_bias(input_mask)
+        casts = WeightCasts()  # shared sub-layers cast their weights once for all their layers
         outputs = []
         for attention, ffn in self.blocks():
-            hidden_states = ffn(attention(hidden_states, bias, training=training), training=training)
+            attended = attention(hidden_states, bias, training=training, casts=casts)
+            hidden_states = ffn(attended, training=training, casts=casts)
             outputs.append(hidden_states)
         return outputs
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
         return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)
+
+    def compute_output_spec(self, *args, **kwargs):
+        return float32_spec(super().compute_output_spec(*args, **kwargs))
 
     def get_config(self):
         config = super().get_config()

@@ -1,0 +1,111 @@
+"""Mixed precision: what is cast, how often, and that the float32 parts really are float32."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
+from albert_tf.layers import SharedTransformerEncoder
+
+TINY = "configs/albert_tiny.json"
+
+
+def tiny(**changes):
+    return AlbertConfig.from_json_file(TINY).replace(**changes)
+
+
+def inputs_for(config, batch=2, seq=12):
+    rng = np.random.default_rng(0)
+    inputs = {
+        "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype("int32"),
+        "input_mask": np.ones((batch, seq), "int32"),
+        "input_type_ids": np.zeros((batch, seq), "int32"),
+        "masked_lm_positions": rng.integers(0, seq, (batch, 3)).astype("int32"),
+    }
+    inputs["input_mask"][-1, seq // 2:] = 0
+    return inputs
+
+
+def traced_casts(model, inputs):
+    """The Cast ops of one traced forward pass of `model`."""
+    function = tf.function(lambda batch: model(batch))
+    graph = function.get_concrete_function({k: tf.constant(v) for k, v in inputs.items()}).graph
+    return [op for op in graph.get_operations() if op.type == "Cast"]
+
+
+def test_shared_encoder_weights_are_cast_once_per_pass_not_once_per_layer():
+    config = tiny(num_hidden_layers=6)
+    model = AlbertModel(config, dtype="mixed_bfloat16")
+    inputs = {k: v for k, v in inputs_for(config).items() if k != "masked_lm_positions"}
+    weight_casts = [
+        op for op in traced_casts(model, inputs)
+        if op.inputs[0].op.type == "ReadVariableOp" and "/encoder" in op.name
+    ]
+    # q, k, v, output and the two FFN denses, kernel and bias each: 12 casts, for all 6 layers.
+    matmul_weights = [w for w in model.encoder.weights if "layer_norm" not in w.path]
+    assert len(matmul_weights) == 12
+    assert len(weight_casts) == len(matmul_weights)
+
+
+def test_no_value_is_cast_down_and_back_up():
+    config = tiny(num_hidden_layers=3)
+    model = AlbertPretrainingModel(config, dtype="mixed_bfloat16")
+    casts = traced_casts(model, inputs_for(config))
+    round_trips = [op.name for op in casts if op.inputs[0].op.type == "Cast"]
+    assert not round_trips, round_trips
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy):
+    config = tiny(num_hidden_layers=3)
+    model = AlbertModel(config, dtype=policy)
+    outputs = model({k: v for k, v in inputs_for(config).items() if k != "masked_lm_positions"})
+    half = "bfloat16" if policy == "mixed_bfloat16" else "float16"
+    for layer_output in outputs["encoder_outputs"]:
+        values = np.asarray(layer_output)
+        assert layer_output.dtype == "float32"
+        # A LayerNorm output rounded to half precision would survive the round trip unchanged.
+        rounded = np.asarray(tf.cast(tf.cast(values, half), tf.float32))
+        assert np.mean(values != rounded) > 0.5
+
+
+def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use():
+    config = tiny(num_hidden_layers=4)
+    encoder = SharedTransformerEncoder(
+        num_layers=4, hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size, dtype="mixed_bfloat16",
+    )
+    rng = np.random.default_rng(1)
+    states = tf.constant(rng.normal(size=(2, 7, config.hidden_size)), tf.float32)
+    mask = tf.constant(np.ones((2, 7)), tf.int32)
+    encoder(states, mask)
+
+    def per_use_casts(hidden):
+        from albert_tf.layers.attention import attention_bias
+
+        bias = attention_bias(mask)
+        for attention, ffn in encoder.blocks():  # no shared `casts`: each dense casts its own
+            hidden = ffn(attention(hidden, bias))
+        return hidden
+
+    results = []
+    for forward in (lambda hidden: encoder(hidden, mask)[-1], per_use_casts):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(forward(states) ** 2)
+        results.append((loss, tape.gradient(loss, encoder.trainable_variables)))
+    (shared_loss, shared_grads), (per_use_loss, per_use_grads) = results
+    assert float(shared_loss) == float(per_use_loss)
+    for variable, shared, per_use in zip(encoder.trainable_variables, shared_grads, per_use_grads):
+        assert shared.dtype == "float32", variable.path
+        np.testing.assert_allclose(shared, per_use, rtol=1e-6, atol=1e-7, err_msg=variable.path)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_symbolic_outputs_declare_the_dtypes_the_model_returns(policy):
+    config = tiny(num_hidden_layers=2)
+    model = AlbertPretrainingModel(config, dtype=policy)
+    outputs = model(inputs_for(config))
+    assert outputs["sequence_output"].dtype == "float32"
+    for name, symbolic in model.output.items():
+        assert symbolic.dtype == keras.backend.standardize_dtype(outputs[name].dtype), name
