@@ -119,7 +119,7 @@ def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
     return lambda: step().numpy()
 
 
-def trainer_step(config, batch, seq, dtype, replicas, directory):
+def trainer_step(config, batch, seq, dtype, replicas, directory, jit_compile=False):
     """A callable running one step of `PretrainingTrainer`, fed from TFRecords in `directory`."""
     from albert_tf import distribute
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
@@ -127,9 +127,9 @@ def trainer_step(config, batch, seq, dtype, replicas, directory):
 
     strategy = distribute.get_strategy("mirrored" if replicas > 1 else "one_device")
     settings = TrainerSettings(train_batch_size=batch, num_train_steps=1000, learning_rate=1e-4, num_warmup_steps=10,
-                               mixed_precision=dtype or "float32")
+                               mixed_precision=dtype or "float32", jit_compile=jit_compile)
     trainer = PretrainingTrainer(strategy, config, settings)
-    path = os.path.join(directory, "bench.tfrecord")
+    path = os.path.join(directory, "bench_xla.tfrecord" if jit_compile else "bench.tfrecord")  # one file per trainer
     write_records(path, batch * 4, seq, config.vocab_size)
     dataset = distribute.distribute_datasets(
         strategy, lambda context: pretraining_dataset(path, seq, PREDICTIONS, batch, input_context=context, seed=1,
@@ -153,7 +153,8 @@ def seconds_for(step, steps, warmup):
 
 
 def interleaved(args):
-    """Trainer, bare model and keras-hub (with and without XLA) in ONE process, alternating rounds.
+    """Trainer and keras-hub (each with and without XLA) and the bare model in ONE process,
+    alternating rounds.
 
     On a shared machine this is the fairer overhead measure: load bursts hit all three alike.
     """
@@ -161,24 +162,26 @@ def interleaved(args):
     from bench._common import interleaved_medians, median
 
     config = AlbertConfig.from_json_file(args.config)
-    rows = ["| dtype | trainer ex/s (wall) | bare ex/s (wall) | keras-hub ex/s (wall) | keras-hub+XLA ex/s (wall) | "
-            "trainer CPU s/step | bare CPU s/step | keras-hub CPU s/step | keras-hub+XLA CPU s/step | "
-            "trainer overhead (CPU s) | trainer / keras-hub best (CPU s) | loadavg |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    names = ("trainer", "trainer_xla", "bare", "keras_hub", "keras_hub_xla")
+    rows = ["| dtype | " + " | ".join(f"{n} ex/s (wall)" for n in names) + " | "
+            + " | ".join(f"{n} CPU s/step" for n in names)
+            + " | trainer overhead (CPU s) | best trainer / best keras-hub (CPU s) | loadavg |",
+            "|---|" + "---|" * (2 * len(names) + 3)]
     for dtype in args.dtypes.split(","):
         dtype_arg = None if dtype == "float32" else dtype
         with tempfile.TemporaryDirectory() as directory:
             cases = {"trainer": trainer_step(config, args.batch, args.seq, dtype_arg, 1, directory),
+                     "trainer_xla": trainer_step(config, args.batch, args.seq, dtype_arg, 1, directory, jit_compile=True),
                      "bare": bare_step("bare", config, args.batch, args.seq, dtype_arg),
                      "keras_hub": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg),
                      "keras_hub_xla": bare_step("keras_hub", config, args.batch, args.seq, dtype_arg, jit_compile=True)}
             wall, cpu = interleaved_medians(cases, args.steps, warmup=args.warmup)
         ex = {name: args.batch / median(times) for name, times in wall.items()}
         c = {name: median(times) for name, times in cpu.items()}
-        hub_best = min(c["keras_hub"], c["keras_hub_xla"])
-        rows.append(f"| {dtype} | {ex['trainer']:.2f} | {ex['bare']:.2f} | {ex['keras_hub']:.2f} | {ex['keras_hub_xla']:.2f} | "
-                    f"{c['trainer']:.2f} | {c['bare']:.2f} | {c['keras_hub']:.2f} | {c['keras_hub_xla']:.2f} | "
-                    f"{c['trainer'] / c['bare'] - 1:+.1%} | {hub_best / c['trainer']:.2f} | "
+        hub_best, trainer_best = min(c["keras_hub"], c["keras_hub_xla"]), min(c["trainer"], c["trainer_xla"])
+        rows.append(f"| {dtype} | " + " | ".join(f"{ex[n]:.2f}" for n in names) + " | "
+                    + " | ".join(f"{c[n]:.2f}" for n in names)
+                    + f" | {c['trainer'] / c['bare'] - 1:+.1%} | {hub_best / trainer_best:.2f} | "
                     f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} |")
     return "\n".join(rows)
 
