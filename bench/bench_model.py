@@ -4,7 +4,8 @@ Measures, in one process and in interleaved rounds, a pretraining step (batch 8,
 masked positions, MLM + SOP loss, optimizer update) and an inference batch (batch 32, seq 128), in
 float32 and mixed_bfloat16, with and without XLA. It also measures the machine's own dense
 matmul throughput, so each result can be read as a fraction of what this CPU can do at all,
-and counts the float casts in each TF case's traced graph (the passes mixed precision adds).
+and counts the float casts in each TF case's traced graph (the passes mixed precision adds; for
+XLA cases, the graph XLA is handed, before it fuses them).
 
     python bench/bench_model.py                       # everything (~15 min on 2 cores)
     python bench/bench_model.py --only ours,keras_hub --dtypes float32 --xla off --steps 5

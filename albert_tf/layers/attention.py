@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import add_and_norm, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
 MASK_ADDER = -10000.0
@@ -19,7 +19,7 @@ def attention_bias(input_mask):
     return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
 
 
-class AttentionSubLayer(keras.layers.Layer):
+class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     """Multi-head self-attention, output projection, dropout, residual add and its LayerNorm.
 
     Query/key/value/output kernels are 2-D [H, H] exactly as the original stores them, so

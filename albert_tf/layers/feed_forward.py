@@ -5,10 +5,10 @@ import keras
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import add_and_norm, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
 
 
-class FeedForwardSubLayer(keras.layers.Layer):
+class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
     """Dense H -> I with the activation, dense I -> H, dropout, residual add and its LayerNorm.
 
     Inputs are not autocast: the residual stream stays float32 (see `add_and_norm`).

@@ -4,10 +4,10 @@ import keras
 import tensorflow as tf
 
 from albert_tf.layers.attention import attention_bias
-from albert_tf.layers.layer_norm import float32_spec
+from albert_tf.layers.layer_norm import Float32Outputs
 
 
-class LastBlockAtPositions(keras.layers.Layer):
+class LastBlockAtPositions(Float32Outputs, keras.layers.Layer):
     """Runs `encoder`'s last block (its own weights, shared) for `positions` only.
 
     Why: the MLM and SOP heads read the final layer at [CLS] and the masked positions (~15%).
@@ -34,6 +34,3 @@ class LastBlockAtPositions(keras.layers.Layer):
 
     def compute_output_shape(self, block_input_shape, input_mask_shape=None, positions_shape=None):
         return tuple(positions_shape) + (block_input_shape[-1],)
-
-    def compute_output_spec(self, *args, **kwargs):
-        return float32_spec(super().compute_output_spec(*args, **kwargs))

@@ -16,17 +16,20 @@ def layer_norm(name):
     return keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
 
 
-def add_and_norm(layer_norm, residual, output):
-    """`layer_norm(residual + output)` with the add and the norm in float32.
+def add_and_norm(norm, residual, output):
+    """`norm(residual + output)` with the add and the norm in float32.
 
     A sub-layer's matmuls run in the compute dtype; the residual stream between sub-layers stays
     float32 under mixed precision, so each sub-layer casts only its matmul input down and its
     output up (no-ops under float32).
     """
-    return layer_norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
+    return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
 
 
-def float32_spec(spec):
-    """`spec` (a KerasTensor or a structure of them) as float32: for layers whose outputs come
-    from a float32 LayerNorm (or a float32 matmul), so symbolic outputs show the dtype they have."""
-    return keras.tree.map_structure(lambda t: keras.KerasTensor(t.shape, dtype="float32"), spec)
+class Float32Outputs:
+    """Mixin for layers whose outputs are float32 under any policy (they end in a float32
+    LayerNorm or matmul): their symbolic outputs declare float32, not the compute dtype."""
+
+    def compute_output_spec(self, *args, **kwargs):
+        spec = super().compute_output_spec(*args, **kwargs)
+        return keras.tree.map_structure(lambda t: keras.KerasTensor(t.shape, dtype="float32"), spec)

@@ -5,10 +5,10 @@ import tensorflow as tf
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import float32_spec, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
 
-class MaskedLMHead(keras.layers.Layer):
+class MaskedLMHead(Float32Outputs, keras.layers.Layer):
     """Gathers the masked positions, dense H -> E with the activation, LayerNorm, then logits.
 
     The decoder is the word-embedding table itself (transposed) plus an output bias [V]: the head
@@ -66,9 +66,6 @@ class MaskedLMHead(keras.layers.Layer):
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
         rows = sequence_output_shape[:-1] if masked_positions_shape is None else masked_positions_shape
         return tuple(rows) + (self.embedding.vocab_size,)
-
-    def compute_output_spec(self, *args, **kwargs):
-        return float32_spec(super().compute_output_spec(*args, **kwargs))
 
     def get_config(self):
         # The tied embedding is a layer of the enclosing model, which rebuilds this head from

@@ -5,7 +5,7 @@ import keras
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
-from albert_tf.layers.layer_norm import float32_spec
+from albert_tf.layers.layer_norm import Float32Outputs
 from albert_tf.layers.weight_casts import WeightCasts
 
 
@@ -14,7 +14,7 @@ def _key(owner, inner):
     return f"group_{owner}_inner_group_{inner}"
 
 
-class SharedTransformerEncoder(keras.layers.Layer):
+class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     """Applies `num_layers` x `inner_group_num` post-LN blocks that reuse parameters.
 
     The layers are split into `num_groups` contiguous groups (layer l is in group
@@ -142,9 +142,6 @@ class SharedTransformerEncoder(keras.layers.Layer):
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
         return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)
-
-    def compute_output_spec(self, *args, **kwargs):
-        return float32_spec(super().compute_output_spec(*args, **kwargs))
 
     def get_config(self):
         config = super().get_config()

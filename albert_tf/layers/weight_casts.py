@@ -13,7 +13,9 @@ class WeightCasts:
     Every use still sends its own gradient back to the variable cast up to float32, so the
     per-layer gradients are summed in float32 exactly as they are with a cast per use.
 
-    Make one per forward pass (inside the traced call) and share it among the layers of that pass.
+    Make one inside each traced call and share it among the layers of that call only: a copy
+    holds the variable's value when it was cast, so reusing one across steps or graphs would
+    serve stale weights.
     """
 
     def __init__(self):
@@ -26,18 +28,21 @@ class WeightCasts:
             return value
         key = (id(variable), dtype)
         if key not in self._copies:
-            self._copies[key] = tf.cast(value, dtype)
-        return _use(value, self._copies[key])
+            # The first use is a plain cast (its gradient flows as usual); `variable` is kept
+            # alive with the copy so that its id cannot be reused by another object meanwhile.
+            self._copies[key] = (variable, tf.cast(value, dtype))
+            return self._copies[key][1]
+        return _reuse(value, self._copies[key][1])
 
 
-def _use(value, copy):
+def _reuse(value, copy):
     """`copy` in the forward pass; in the backward pass, the gradient goes to `value` in float32."""
 
     @tf.custom_gradient
-    def use(value):
+    def reuse(value):
         def gradient(upstream):
             return tf.cast(upstream, value.dtype)
 
         return tf.identity(copy), gradient
 
-    return use(value)
+    return reuse(value)
