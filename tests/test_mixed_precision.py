@@ -5,26 +5,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
+from albert_tf import AlbertModel, AlbertPretrainingModel
 from albert_tf.layers import SharedTransformerEncoder, weight_casts
-
-TINY = "configs/albert_tiny.json"
-
-
-def tiny(**changes):
-    return AlbertConfig.from_json_file(TINY).replace(**changes)
-
-
-def inputs_for(config, batch=2, seq=12):
-    rng = np.random.default_rng(0)
-    inputs = {
-        "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype("int32"),
-        "input_mask": np.ones((batch, seq), "int32"),
-        "input_type_ids": np.zeros((batch, seq), "int32"),
-        "masked_lm_positions": rng.integers(0, seq, (batch, 3)).astype("int32"),
-    }
-    inputs["input_mask"][-1, seq // 2:] = 0
-    return inputs
+from model_test_data import backbone_inputs, batch_for, tiny
 
 
 def traced_casts(model, inputs):
@@ -37,15 +20,15 @@ def traced_casts(model, inputs):
 def test_shared_encoder_weights_are_cast_once_per_pass_not_once_per_layer():
     config = tiny(num_hidden_layers=6)
     model = AlbertModel(config, dtype="mixed_bfloat16")
-    inputs = {k: v for k, v in inputs_for(config).items() if k != "masked_lm_positions"}
-    weight_casts = [
+    inputs = backbone_inputs(batch_for(config))
+    encoder_weight_casts = [
         op for op in traced_casts(model, inputs)
         if op.inputs[0].op.type == "ReadVariableOp" and "/encoder" in op.name
     ]
     # q, k, v, output and the two FFN denses, kernel and bias each: 12 casts, for all 6 layers.
     matmul_weights = [w for w in model.encoder.weights if "layer_norm" not in w.path]
     assert len(matmul_weights) == 12
-    assert len(weight_casts) == len(matmul_weights)
+    assert len(encoder_weight_casts) == len(matmul_weights)
 
 
 # Ops that move or select values without changing them: a cast before one of them and a cast
@@ -64,7 +47,7 @@ def cast_source(tensor):
 def test_no_value_is_cast_down_and_back_up():
     config = tiny(num_hidden_layers=3)
     model = AlbertPretrainingModel(config, dtype="mixed_bfloat16")
-    casts = traced_casts(model, inputs_for(config))
+    casts = traced_casts(model, batch_for(config))
     round_trips = [op.name for op in casts if cast_source(op.inputs[0]).type == "Cast"]
     assert not round_trips, round_trips
 
@@ -73,7 +56,7 @@ def test_no_value_is_cast_down_and_back_up():
 def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy):
     config = tiny(num_hidden_layers=3)
     model = AlbertModel(config, dtype=policy)
-    outputs = model({k: v for k, v in inputs_for(config).items() if k != "masked_lm_positions"})
+    outputs = model(backbone_inputs(batch_for(config)))
     half = "bfloat16" if policy == "mixed_bfloat16" else "float16"
     for layer_output in outputs["encoder_outputs"]:
         values = np.asarray(layer_output)
@@ -118,7 +101,7 @@ def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, 
 def test_symbolic_outputs_declare_the_dtypes_the_model_returns(policy):
     config = tiny(num_hidden_layers=2)
     model = AlbertPretrainingModel(config, dtype=policy)
-    outputs = model(inputs_for(config))
+    outputs = model(batch_for(config))
     assert outputs["sequence_output"].dtype == "float32"
     for name, symbolic in model.output.items():
         assert symbolic.dtype == keras.backend.standardize_dtype(outputs[name].dtype), name
