@@ -3,9 +3,12 @@
 Measures, in one process and in interleaved rounds, a pretraining step (batch 8, seq 128, 20
 masked positions, MLM + SOP loss, optimizer update) and an inference batch (batch 32, seq 128), in
 float32 and mixed_bfloat16, with and without XLA. It also measures the machine's own dense
-matmul throughput, so each result can be read as a fraction of what this CPU can do at all,
-and counts the float casts in each TF case's traced graph (the passes mixed precision adds; for
-XLA cases, the graph XLA is handed, before it fuses them).
+matmul throughput, so each result can be read as a fraction of what this CPU can do at all;
+times ALBERT's matmuls alone at the model's shapes (`matmul_floor`: no implementation that
+computes every position can beat it with these kernels, so best keras-hub / floor bounds the
+speedup over keras-hub such an implementation can show); and counts the float casts in each TF
+case's traced graph (the passes mixed precision adds; for XLA cases, the graph XLA is handed,
+before it fuses them).
 
     python bench/bench_model.py                       # everything (~15 min on 2 cores)
     python bench/bench_model.py --only ours,keras_hub --dtypes float32 --xla off --steps 5
@@ -16,6 +19,7 @@ CPU seconds are both reported: on a shared machine CPU seconds are the steadier 
 """
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -29,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median, onednn_state  # noqa: E402
 
-SYSTEMS = ("ours", "keras_hub", "hf_torch")
+SYSTEMS = ("ours", "ours_unfused", "keras_hub", "hf_torch", "matmul_floor")
 DTYPES = ("float32", "mixed_bfloat16")
 KINDS = ("train", "infer")
 BASE_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -113,10 +117,12 @@ def tf_train_step(tf, keras, forward, variables, xla):
 def timed(tf, function, batch):
     """`function(batch)` with its outputs fetched, to time; `.casts()` counts its traced casts."""
 
-    def run():
-        return tf.nest.map_structure(lambda t: t.numpy(), function(batch))
+    args = () if batch is None else (batch,)
 
-    run.casts = lambda: float_casts(function.get_concrete_function(batch).graph)
+    def run():
+        return tf.nest.map_structure(lambda t: t.numpy(), function(*args))
+
+    run.casts = lambda: float_casts(function.get_concrete_function(*args).graph)
     return run
 
 
@@ -128,9 +134,20 @@ def float_casts(graph):
     return len(casts), sum(op.outputs[0].shape.num_elements() or 0 for op in casts)
 
 
-def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
+def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch, fused=True):
+    """Our model; `fused=False` traces it with the fused elementwise kernels off (plain TF ops),
+    to show what they change side by side (with XLA on, the whole step is one XLA program
+    either way)."""
+    import contextlib
+
     from albert_tf.config import AlbertConfig
+    from albert_tf.layers.fused_elementwise import plain_tf_ops
     from albert_tf.models import AlbertModel, AlbertPretrainingModel
+
+    def traced(function, batch):
+        with contextlib.nullcontext() if fused else plain_tf_ops():
+            function.get_concrete_function(batch)  # later calls reuse this trace
+        return timed(tf, function, batch)
 
     config = AlbertConfig.from_dict(cfg)
     policy = None if dtype == "float32" else dtype
@@ -145,7 +162,7 @@ def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
 
         step = tf_train_step(tf, keras, forward, model.trainable_variables, xla)
         batch = {k: tf.constant(v) for k, v in train_batch.items()}
-        cases["train"] = timed(tf, step, batch)
+        cases["train"] = traced(step, batch)
     if infer_batch is not None:
         backbone = AlbertModel(config, dtype=policy)
 
@@ -155,7 +172,7 @@ def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
             return outputs["sequence_output"], outputs["pooled_output"]
 
         ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
-        cases["infer"] = timed(tf, infer, ibatch)
+        cases["infer"] = traced(infer, ibatch)
     return cases
 
 
@@ -205,6 +222,70 @@ def keras_hub_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
 
         ibatch = {k: tf.constant(infer_batch[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")}
         cases["infer"] = timed(tf, infer, ibatch)
+    return cases
+
+
+# --------------------------------------------------------------------------- matmul floor
+
+def matmul_floor_cases(tf, cfg, train_batch, infer_batch):
+    """ALBERT's matmuls alone, float32, at the model's shapes: the time below which no
+    implementation using these kernels can go (it still has to do every one of them).
+
+    The chain is the full model's (what `model_flops` counts: embedding projection, per layer
+    Q/K/V/output, both FFN matmuls and the two attention products, the pooler, and for training
+    the MLM head at the masked positions, the SOP head and the backward pass through all of
+    it), with ALBERT's dependency structure (Q, K and V all read the layer input) and one
+    shared set of weights, so the backward pass sums per-layer weight gradients as ALBERT's does.
+    No softmax, LayerNorm, activation, bias, loss or optimizer. keras-hub's time divided by this
+    is the largest speedup over keras-hub that a full-model implementation can show here.
+    """
+    h, e, i, v, heads, layers = (cfg["hidden_size"], cfg["embedding_size"], cfg["intermediate_size"],
+                                 cfg["vocab_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"])
+    rng = np.random.default_rng(2)
+
+    def weight(rows, cols):
+        return tf.Variable(rng.normal(0.0, rows ** -0.5, (rows, cols)).astype(np.float32))
+
+    shared = {"projection": weight(e, h), "query": weight(h, h), "key": weight(h, h), "value": weight(h, h),
+              "output": weight(h, h), "ffn_in": weight(h, i), "ffn_out": weight(i, h), "pooler": weight(h, h),
+              "mlm": weight(h, e), "decoder": weight(e, v), "sop": weight(h, 2)}
+
+    def encoder(embedded, batch, seq):
+        hidden = tf.matmul(embedded, shared["projection"])
+        for _ in range(layers):
+            def per_head(x):
+                return tf.reshape(x, [batch * heads, seq, h // heads])
+            query, key, value = (per_head(tf.matmul(hidden, shared[name])) for name in ("query", "key", "value"))
+            scores = tf.matmul(query, key, transpose_b=True) * (1.0 / seq)
+            context = tf.reshape(tf.matmul(scores, value), [batch * seq, h])
+            hidden = tf.matmul(tf.matmul(tf.matmul(context, shared["output"]), shared["ffn_in"]), shared["ffn_out"])
+        pooled = tf.matmul(hidden[:batch], shared["pooler"])
+        return hidden, pooled
+
+    def train_case(batch, seq, masked):
+        embedded = tf.constant(rng.normal(size=(batch * seq, e)).astype(np.float32))
+        variables = list(shared.values())
+
+        @tf.function
+        def train():
+            with tf.GradientTape() as tape:
+                hidden, pooled = encoder(embedded, batch, seq)
+                logits = tf.matmul(tf.matmul(hidden[: batch * masked], shared["mlm"]), shared["decoder"])
+                loss = tf.reduce_sum(logits) + tf.reduce_sum(tf.matmul(pooled, shared["sop"]))
+            return tape.gradient(loss, variables)
+
+        return timed(tf, train, None)
+
+    def infer_case(batch, seq):
+        embedded = tf.constant(rng.normal(size=(batch * seq, e)).astype(np.float32))
+        return timed(tf, tf.function(lambda: encoder(embedded, batch, seq)), None)
+
+    # One function per case: closures bind names late, so the two must not share a scope.
+    cases = {}
+    if train_batch is not None:
+        cases["train"] = train_case(*train_batch["input_word_ids"].shape, train_batch["masked_lm_positions"].shape[1])
+    if infer_batch is not None:
+        cases["infer"] = infer_case(*infer_batch["input_word_ids"].shape)
     return cases
 
 
@@ -335,15 +416,19 @@ def main(argv=None):
 
     cases, meta = {}, {}
     for system in systems:
-        if system == "hf_torch":
-            built = hf_torch_cases(cfg, use_train, use_infer, args.threads)
+        if system in ("hf_torch", "matmul_floor"):
+            built = (hf_torch_cases(cfg, use_train, use_infer, args.threads) if system == "hf_torch"
+                     else matmul_floor_cases(tf, cfg, use_train, use_infer))
             for kind, fn in built.items():
-                name = f"hf_torch/float32/{kind}"
-                cases[name], meta[name] = fn, ("hf_torch", "float32", False, kind)
+                name = f"{system}/float32/{kind}"
+                cases[name], meta[name] = fn, (system, "float32", False, kind)
             continue
-        builder = ours_cases if system == "ours" else keras_hub_cases
+        builder = {"ours": ours_cases, "keras_hub": keras_hub_cases,
+                   "ours_unfused": functools.partial(ours_cases, fused=False)}[system]
         for dtype in dtypes:
             for xla in xla_modes:
+                if system == "ours_unfused" and xla:
+                    continue  # under XLA there is nothing to unfuse: the step is one XLA program
                 built = builder(tf, keras, cfg, dtype, xla, use_train, use_infer)
                 for kind, fn in built.items():
                     name = f"{system}/{dtype}{'+xla' if xla else ''}/{kind}"
@@ -387,7 +472,13 @@ def main(argv=None):
         print(f"| {row['case']} | {row['median_s']:.2f} | {row['min_s']:.2f}-{row['max_s']:.2f} | "
               f"{row['median_cpu_s']:.2f} | {row['gflops_per_s']:.1f} | "
               f"{100 * row['fraction_of_matmul_peak']:.0f}% | {ratios[0]} | {ratios[1]} |")
-    casts = {name: fn.casts() for name, fn in cases.items() if hasattr(fn, "casts")}
+    for kind in KINDS:
+        floor = [median(times[n]) for n in cases if meta[n][0] == "matmul_floor" and meta[n][3] == kind]
+        hub = best_hub(kind, times)
+        if floor and hub:
+            print(f"{kind}: best keras-hub / matmul floor = {hub / floor[0]:.2f} (the largest speedup over "
+                  f"keras-hub that a full-model implementation with these kernels can show in this run)")
+    casts = {name: fn.casts() for name, fn in cases.items() if meta[name][0] in ("ours", "ours_unfused", "keras_hub")}
     print("\n| case | float casts (ops) | elements cast (M) |\n|---|---|---|")
     for name, (ops, elements) in casts.items():
         print(f"| {name} | {ops} | {elements / 1e6:.1f} |")

@@ -26,3 +26,12 @@ def batch_for(config, batch=2, seq=12, predictions=3, seed=0):
 
 def backbone_inputs(inputs):
     return {k: inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+
+
+def xla_compiled_functions(graph_def):
+    """Names of the functions in a GraphDef's library that must be compiled by XLA."""
+    return sorted(
+        function.signature.name
+        for function in graph_def.library.function
+        if function.attr["_XlaMustCompile"].b
+    )

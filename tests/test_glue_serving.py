@@ -8,15 +8,19 @@ import textwrap
 
 import numpy as np
 import pytest
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from albert_tf import AlbertClassifier, AlbertConfig
 from albert_tf.glue.examples import GlueExample
 from albert_tf.glue.features import example_ids
 from albert_tf.glue.tasks import get_task
-from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, export_classifier
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, ClassifierServingModule, export_classifier
 from albert_tf.serving.encoder_export import export_encoder
 from albert_tf.tokenization import AlbertTokenizer
 from glue_test_data import SPM_MODEL, TINY_CONFIG
+from model_test_data import xla_compiled_functions
 
 FIRST = ["Hello, World!", "", "in 1990, the Café Müller", "word " * 3000, "😀 中文字 e\u0301 ΣΑΣ \x00 \u200b"]
 SECOND = ["this is a test", "", "", "x 10, 20, 30", "한국어 ﬁ"]
@@ -54,6 +58,13 @@ RELOAD_SCRIPT = textwrap.dedent(
 )
 
 
+def saved_graph_def(saved_model_dir):
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as handle:
+        saved.ParseFromString(handle.read())
+    return saved.meta_graphs[0].graph_def
+
+
 def python_packed(tokenizer, first, second, seq_length):
     """The Python (training-time) features, padded to the batch's longest row."""
     rows = [example_ids(GlueExample("x", a, b, None), tokenizer, seq_length) for a, b in zip(first, second)]
@@ -76,6 +87,8 @@ def test_exports_serve_raw_text_in_a_fresh_process(tmp_path):
     assert classifier_dir.endswith(os.path.join("classifier", "7"))
     assert os.path.exists(os.path.join(classifier_dir, "assets", "30k-clean.model"))
     encoder_dir, preprocessing_dir = export_encoder(classifier.albert, SPM_MODEL, str(tmp_path / "hub"), version=1)
+    for saved in (classifier_dir, encoder_dir):  # TF Serving runs XLA functions only when told to
+        assert xla_compiled_functions(saved_graph_def(saved)) == [], saved
 
     tokenizer = AlbertTokenizer(SPM_MODEL)
     inputs = python_packed(tokenizer, FIRST, SECOND, SEQ_LENGTH)
@@ -111,3 +124,14 @@ def test_exports_serve_raw_text_in_a_fresh_process(tmp_path):
                    "inputs['sentence1']", "inputs['sentence2']", "outputs['probabilities']",
                    "outputs['label']", "outputs['logits']", "inputs['input_word_ids']"):
         assert needle in listing
+
+
+def test_serving_graphs_hold_no_xla_kernels_even_for_static_shapes():
+    task = get_task("mrpc")
+    classifier = AlbertClassifier(AlbertConfig.from_json_file(TINY_CONFIG), task.num_labels)
+    module = ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL)
+    static = {name: tf.TensorSpec([2, 8], tf.int32) for name in INPUT_NAMES}
+    direct = tf.function(lambda inputs: classifier(inputs, training=False)["logits"])
+    served = tf.function(module._serve_token_ids)
+    assert xla_compiled_functions(direct.get_concrete_function(static).graph.as_graph_def())
+    assert xla_compiled_functions(served.get_concrete_function(static).graph.as_graph_def()) == []

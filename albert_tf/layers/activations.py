@@ -5,29 +5,54 @@ import math
 import keras
 import tensorflow as tf
 
+from albert_tf.layers import fused_elementwise
+
 # 0.5 * (1 + tanh(z)) == sigmoid(2z), with z = sqrt(2/pi) * (x + 0.044715 x^3).
 _TWO_SQRT_2_OVER_PI = 2.0 * math.sqrt(2.0 / math.pi)
 _CUBIC = 0.044715
 
 
-@tf.custom_gradient
+def _gelu_forward(x):
+    return x * tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x)))
+
+
+def _gelu_backward(x, upstream):
+    # d/dx [x * sigmoid(u)] = sigmoid(u) + x * sigmoid'(u) * du/dx, du/dx = c (1 + 3 a x^2).
+    square = tf.square(x)
+    gate = tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * square))
+    slope = x * (_TWO_SQRT_2_OVER_PI + (3.0 * _TWO_SQRT_2_OVER_PI * _CUBIC) * square)
+    return upstream * (gate + gate * (1.0 - gate) * slope)
+
+
+def _in_float32(function):
+    """`function` computed in float32, its result cast to the first input's dtype (inside an XLA
+    kernel the casts cost nothing, and half-precision inputs get a float32 GELU)."""
+
+    def computed_in_float32(x, *rest):
+        return tf.cast(function(*(tf.cast(t, tf.float32) for t in (x, *rest))), x.dtype)
+
+    return computed_in_float32
+
+
+_gelu_tf_ops = fused_elementwise.with_gradient(_gelu_forward, _gelu_backward)
+_gelu_xla = fused_elementwise.with_gradient(
+    fused_elementwise.xla_kernel(_in_float32(_gelu_forward)),
+    fused_elementwise.xla_kernel(_in_float32(_gelu_backward)),
+)
+
+
 def gelu(x):
     """The tanh approximation of GELU: what the original's "gelu" computes (not the erf form).
 
     The original writes 0.5 * x * (1 + tanh(z)); this computes the same function as
-    x * sigmoid(2z), with a hand-written gradient. Why: the FFN's GELU runs on the largest
-    activation of the model ([tokens, intermediate]) and, unfused, every elementwise op is a full
-    pass over it. TF's `tf.nn.gelu` graph (pow, tanh) and its autodiff take about twice the passes
-    of this form. Outputs agree with the original's formula to float32 rounding (tested).
+    x * sigmoid(2z), with a hand-written gradient: the FFN's GELU runs on the largest activation
+    of the model ([tokens, intermediate]), and TF's `tf.nn.gelu` graph (pow, tanh) and its
+    autodiff take about twice the passes of this form. Where `fused_elementwise` applies, forward
+    and backward are each one XLA kernel, computed in float32; elsewhere they are TensorFlow ops
+    in the input's dtype. Outputs agree with the original's formula to float32
+    rounding (tested).
     """
-    gate = tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x)))
-
-    def gradient(upstream):
-        # d/dx [x * sigmoid(u)] = sigmoid(u) + x * sigmoid'(u) * du/dx, du/dx = c (1 + 3 a x^2).
-        slope = x * (_TWO_SQRT_2_OVER_PI + (3.0 * _TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x))
-        return upstream * gate + tf.raw_ops.SigmoidGrad(y=gate, dy=upstream * slope)
-
-    return x * gate, gradient
+    return (_gelu_xla if fused_elementwise.applies(x) else _gelu_tf_ops)(x)
 
 
 _ACTIVATIONS = {

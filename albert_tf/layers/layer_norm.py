@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from albert_tf.layers import fused_elementwise
+
 # tf.contrib.layers.layer_norm's fixed variance epsilon; Keras' default (1e-3) would change outputs.
 LAYER_NORM_EPSILON = 1e-12
 
@@ -21,9 +23,51 @@ def add_and_norm(norm, residual, output):
 
     A sub-layer's matmuls run in the compute dtype; the residual stream between sub-layers stays
     float32 under mixed precision, so each sub-layer casts only its matmul input down and its
-    output up (no-ops under float32).
+    output up (no-ops under float32). Where `fused_elementwise` applies, the add, the norm and
+    their gradient are each one XLA kernel; elsewhere `norm` itself runs.
     """
-    return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
+    if not fused_elementwise.applies(output):
+        return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
+    return _add_and_norm_xla(residual, output, tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta))
+
+
+def _normalized(residual, output):
+    """(x - mean) / sqrt(variance + epsilon) of x = residual + output, and 1 / sqrt(...)."""
+    summed = tf.cast(residual, tf.float32) + tf.cast(output, tf.float32)
+    centered = summed - tf.reduce_mean(summed, axis=-1, keepdims=True)
+    inverse_std = tf.math.rsqrt(tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + LAYER_NORM_EPSILON)
+    return centered * inverse_std, inverse_std
+
+
+def _add_and_norm_forward(residual, output, gamma, beta):
+    return _normalized(residual, output)[0] * gamma + beta
+
+
+def _add_and_norm_backward(residual, output, gamma, beta, upstream):
+    # Recomputes the normalized values from the inputs; the input gradient is the usual
+    # inverse_std * (g - mean(g) - x_hat * mean(g * x_hat)) with g = upstream * gamma.
+    normalized, inverse_std = _normalized(residual, output)
+    scaled = upstream * gamma
+    grad = inverse_std * (
+        scaled
+        - tf.reduce_mean(scaled, axis=-1, keepdims=True)
+        - normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True)
+    )
+    def summed_over_rows(value):  # rank-free: a retraced kernel may see inputs of unknown rank
+        return tf.reduce_sum(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)
+
+    return (
+        tf.cast(grad, residual.dtype),
+        tf.cast(grad, output.dtype),
+        summed_over_rows(upstream * normalized),
+        summed_over_rows(upstream),
+    )
+
+
+_add_and_norm_xla = fused_elementwise.with_gradient(
+    fused_elementwise.xla_kernel(_add_and_norm_forward),
+    fused_elementwise.xla_kernel(_add_and_norm_backward),
+)
 
 
 class Float32Outputs:

@@ -13,6 +13,7 @@ padded to its longest row (capped at `max_seq_length`, longer text is truncated)
 
 import tensorflow as tf
 
+from albert_tf.layers.fused_elementwise import plain_tf_ops
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
@@ -46,7 +47,8 @@ class ClassifierServingModule(tf.Module):
         return self._outputs(inputs)
 
     def _outputs(self, inputs):
-        logits = self.classifier(inputs, training=False)["logits"]
+        with plain_tf_ops():  # TF Serving runs XLA-compiled functions only when told to
+            logits = self.classifier(inputs, training=False)["logits"]
         if self.label_names is None:
             return {"score": logits[:, 0]}
         return {

@@ -13,6 +13,7 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.layers.fused_elementwise import plain_tf_ops
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.versioned_dir import next_version, save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
@@ -31,7 +32,8 @@ class EncoderModule(tf.Module):
         self.serve = tf.function(self._serve, input_signature=[spec])
 
     def _encode(self, inputs):
-        outputs = self.albert(inputs, training=False)
+        with plain_tf_ops():  # TF Serving runs XLA-compiled functions only when told to
+            outputs = self.albert(inputs, training=False)
         return {
             "sequence_output": outputs["sequence_output"],
             "pooled_output": outputs["pooled_output"],

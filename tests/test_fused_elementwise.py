@@ -1,0 +1,132 @@
+"""The XLA kernels for GELU and add + LayerNorm: where they apply, and that they compute what
+the plain TensorFlow ops compute, gradients included."""
+
+import contextlib
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertPretrainingModel
+from albert_tf.layers import fused_elementwise
+from albert_tf.layers.activations import gelu
+from albert_tf.layers.fused_elementwise import plain_tf_ops
+from albert_tf.layers.layer_norm import add_and_norm, layer_norm
+from model_test_data import batch_for, tiny, xla_compiled_functions
+
+MODES = {"xla": contextlib.nullcontext, "plain": plain_tf_ops}
+
+
+def weighted_sum(value):
+    """A scalar that weights every element differently, so that gradients see each one."""
+    weights = tf.sin(tf.reshape(tf.range(value.shape.num_elements(), dtype=tf.float32), value.shape))
+    return tf.reduce_sum(tf.cast(value, tf.float32) * weights)
+
+
+def traced_in_both_modes(function, *inputs):
+    """{mode: (function(*inputs), gradients of weighted_sum of it w.r.t. inputs)}, each from a
+    `tf.function` traced in that mode; checks that only the "xla" trace holds XLA kernels."""
+    results = {}
+    for mode, context in MODES.items():
+
+        @tf.function
+        def value_and_gradients():
+            with tf.GradientTape() as tape:
+                tape.watch(inputs)
+                value = function(*inputs)
+                loss = weighted_sum(value)
+            return value, tape.gradient(loss, inputs)
+
+        with context():
+            results[mode] = value_and_gradients()
+            compiled = xla_compiled_functions(value_and_gradients.get_concrete_function().graph.as_graph_def())
+        assert bool(compiled) == (mode == "xla"), (mode, compiled)
+    return results
+
+
+def test_applies_in_static_traces_unless_switched_off(monkeypatch):
+    monkeypatch.delenv(fused_elementwise.ENV_VAR, raising=False)
+    seen = {}
+
+    def probe(name):
+        return tf.function(lambda x: seen.__setitem__(name, fused_elementwise.applies(x)) or x)
+
+    probe("static")(tf.zeros((2, 3)))
+    probe("unknown_batch").get_concrete_function(tf.TensorSpec((None, 3)))
+    assert seen == {"static": True, "unknown_batch": False}
+    assert not fused_elementwise.applies(tf.zeros((2, 3)))  # eager
+    with plain_tf_ops():
+        with plain_tf_ops():
+            assert not fused_elementwise.enabled()
+        assert not fused_elementwise.enabled()
+    assert fused_elementwise.enabled()
+    monkeypatch.setenv(fused_elementwise.ENV_VAR, "0")
+    assert not fused_elementwise.enabled()
+
+
+def test_gelu_kernel_equals_plain_ops_with_gradient():
+    x = tf.constant(np.random.default_rng(0).normal(0, 3, (64, 48)), tf.float32)
+    results = traced_in_both_modes(gelu, x)
+    np.testing.assert_allclose(results["xla"][0], results["plain"][0], atol=1e-6, rtol=1e-6)
+    np.testing.assert_allclose(results["xla"][1][0], results["plain"][1][0], atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_gelu_kernel_keeps_half_precision_dtypes_and_computes_in_float32(dtype):
+    x = tf.cast(tf.linspace(-6.0, 6.0, 257), dtype)
+    value, (grad,) = traced_in_both_modes(gelu, x)["xla"]
+    assert value.dtype == grad.dtype == x.dtype
+    # The float32 GELU of x, rounded once to the dtype.
+    want = tf.cast(gelu(tf.cast(x, tf.float32)), dtype)
+    np.testing.assert_array_equal(value.numpy(), want.numpy())
+
+
+def test_add_and_norm_kernel_equals_the_keras_layer_norm_with_gradients():
+    rng = np.random.default_rng(1)
+    norm = layer_norm("norm")
+    norm.build((None, None, 16))
+    norm.gamma.assign(rng.normal(1.0, 0.3, 16).astype("float32"))
+    norm.beta.assign(rng.normal(0.0, 0.3, 16).astype("float32"))
+    residual = tf.constant(rng.normal(2.0, 3.0, (3, 5, 16)), tf.float32)
+    output = tf.constant(rng.normal(0.0, 1.0, (3, 5, 16)), tf.float32)
+    gamma, beta = norm.gamma.value, norm.beta.value  # the tf.Variables, which a tape can watch
+    results = traced_in_both_modes(lambda r, o, g, b: add_and_norm(norm, r, o), residual, output, gamma, beta)
+    np.testing.assert_allclose(results["xla"][0], results["plain"][0], atol=2e-6)
+    for got, want in zip(results["xla"][1], results["plain"][1]):
+        np.testing.assert_allclose(got, want, atol=2e-5, rtol=1e-5)
+
+
+def test_add_and_norm_kernel_takes_a_half_precision_output_and_returns_float32():
+    norm = layer_norm("norm")
+    norm.build((None, 8))
+    residual = tf.random.normal((4, 8))
+    output = tf.cast(tf.random.normal((4, 8)), tf.bfloat16)
+    results = traced_in_both_modes(lambda r, o: add_and_norm(norm, r, o), residual, output)
+    value, (grad_residual, grad_output) = results["xla"]
+    assert value.dtype == grad_residual.dtype == tf.float32 and grad_output.dtype == tf.bfloat16
+    np.testing.assert_allclose(value, results["plain"][0], atol=2e-6)
+
+
+def test_pretraining_model_same_outputs_and_gradients_either_way():
+    config = tiny()
+    model = AlbertPretrainingModel(config)
+    inputs = batch_for(config, batch=3, seq=16, predictions=4)
+    results = {}
+    for mode, context in MODES.items():
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                outputs = model(inputs, training=True)
+                loss = tf.reduce_mean(outputs["mlm_logits"] ** 2) + tf.reduce_mean(outputs["sop_logits"] ** 2)
+            return outputs, tape.gradient(loss, model.trainable_variables)
+
+        with context():
+            results[mode] = step()
+            compiled = xla_compiled_functions(step.get_concrete_function().graph.as_graph_def())
+        assert bool(compiled) == (mode == "xla"), (mode, compiled)
+    for name in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits"):
+        np.testing.assert_allclose(results["xla"][0][name], results["plain"][0][name], atol=1e-5)
+    for variable, got, want in zip(model.trainable_variables, results["xla"][1], results["plain"][1]):
+        np.testing.assert_allclose(tf.convert_to_tensor(got), tf.convert_to_tensor(want), atol=1e-6, rtol=1e-4,
+                                   err_msg=variable.path)
