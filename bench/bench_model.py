@@ -227,9 +227,10 @@ def keras_hub_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch):
 
 # --------------------------------------------------------------------------- matmul floor
 
-def matmul_floor_cases(tf, cfg, train_batch, infer_batch):
-    """ALBERT's matmuls alone, float32, at the model's shapes: the time below which no
-    implementation using these kernels can go (it still has to do every one of them).
+def matmul_floor_cases(tf, cfg, dtype, train_batch, infer_batch):
+    """ALBERT's matmuls alone at the model's shapes, in float32 or (for `mixed_bfloat16`) all in
+    bfloat16: the time below which no implementation using these kernels can go (it still has
+    to do every one of them).
 
     The chain is the full model's (what `model_flops` counts: embedding projection, per layer
     Q/K/V/output, both FFN matmuls and the two attention products, the pooler, and for training
@@ -242,9 +243,10 @@ def matmul_floor_cases(tf, cfg, train_batch, infer_batch):
     h, e, i, v, heads, layers = (cfg["hidden_size"], cfg["embedding_size"], cfg["intermediate_size"],
                                  cfg["vocab_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"])
     rng = np.random.default_rng(2)
+    matmul_dtype = tf.float32 if dtype == "float32" else tf.bfloat16
 
     def weight(rows, cols):
-        return tf.Variable(rng.normal(0.0, rows ** -0.5, (rows, cols)).astype(np.float32))
+        return tf.Variable(tf.cast(rng.normal(0.0, rows ** -0.5, (rows, cols)), matmul_dtype))
 
     shared = {"projection": weight(e, h), "query": weight(h, h), "key": weight(h, h), "value": weight(h, h),
               "output": weight(h, h), "ffn_in": weight(h, i), "ffn_out": weight(i, h), "pooler": weight(h, h),
@@ -263,7 +265,7 @@ def matmul_floor_cases(tf, cfg, train_batch, infer_batch):
         return hidden, pooled
 
     def train_case(batch, seq, masked):
-        embedded = tf.constant(rng.normal(size=(batch * seq, e)).astype(np.float32))
+        embedded = tf.cast(rng.normal(size=(batch * seq, e)), matmul_dtype)
         variables = list(shared.values())
 
         @tf.function
@@ -277,7 +279,7 @@ def matmul_floor_cases(tf, cfg, train_batch, infer_batch):
         return timed(tf, train, None)
 
     def infer_case(batch, seq):
-        embedded = tf.constant(rng.normal(size=(batch * seq, e)).astype(np.float32))
+        embedded = tf.cast(rng.normal(size=(batch * seq, e)), matmul_dtype)
         return timed(tf, tf.function(lambda: encoder(embedded, batch, seq)), None)
 
     # One function per case: closures bind names late, so the two must not share a scope.
@@ -416,12 +418,16 @@ def main(argv=None):
 
     cases, meta = {}, {}
     for system in systems:
-        if system in ("hf_torch", "matmul_floor"):
-            built = (hf_torch_cases(cfg, use_train, use_infer, args.threads) if system == "hf_torch"
-                     else matmul_floor_cases(tf, cfg, use_train, use_infer))
-            for kind, fn in built.items():
+        if system == "hf_torch":
+            for kind, fn in hf_torch_cases(cfg, use_train, use_infer, args.threads).items():
                 name = f"{system}/float32/{kind}"
                 cases[name], meta[name] = fn, (system, "float32", False, kind)
+            continue
+        if system == "matmul_floor":
+            for dtype in dtypes:
+                for kind, fn in matmul_floor_cases(tf, cfg, dtype, use_train, use_infer).items():
+                    name = f"{system}/{dtype}/{kind}"
+                    cases[name], meta[name] = fn, (system, dtype, False, kind)
             continue
         builder = {"ours": ours_cases, "keras_hub": keras_hub_cases,
                    "ours_unfused": functools.partial(ours_cases, fused=False)}[system]
@@ -474,6 +480,7 @@ def main(argv=None):
               f"{100 * row['fraction_of_matmul_peak']:.0f}% | {ratios[0]} | {ratios[1]} |")
     for kind in KINDS:
         floor = [median(times[n]) for n in cases if meta[n][0] == "matmul_floor" and meta[n][3] == kind]
+        floor.sort()
         hub = best_hub(kind, times)
         if floor and hub:
             print(f"{kind}: best keras-hub / matmul floor = {hub / floor[0]:.2f} (the largest speedup over "
