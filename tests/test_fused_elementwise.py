@@ -1,4 +1,4 @@
-"""The XLA kernels for GELU and add + LayerNorm: where they apply, and that they compute what
+"""The XLA kernels for GELU, add + LayerNorm and the masked softmax: where they apply, and that they compute what
 the plain TensorFlow ops compute, gradients included."""
 
 import contextlib
@@ -10,6 +10,7 @@ import tensorflow as tf
 from albert_tf import AlbertPretrainingModel
 from albert_tf.layers import fused_elementwise
 from albert_tf.layers.activations import gelu
+from albert_tf.layers.attention import attention_bias, masked_softmax
 from albert_tf.layers.fused_elementwise import plain_tf_ops
 from albert_tf.layers.layer_norm import add_and_norm, layer_norm
 from model_test_data import batch_for, tiny, xla_compiled_functions
@@ -105,6 +106,28 @@ def test_add_and_norm_kernel_takes_a_half_precision_output_and_returns_float32()
     value, (grad_residual, grad_output) = results["xla"]
     assert value.dtype == grad_residual.dtype == tf.float32 and grad_output.dtype == tf.bfloat16
     np.testing.assert_allclose(value, results["plain"][0], atol=2e-6)
+
+
+def test_masked_softmax_kernel_equals_plain_ops_with_gradients():
+    rng = np.random.default_rng(3)
+    scores = tf.constant(rng.normal(0.0, 4.0, (3, 2, 5, 7)), tf.float32)
+    bias = attention_bias(tf.constant((np.arange(7)[None, :] < [[7], [4], [1]]).astype("int32")))
+    results = traced_in_both_modes(masked_softmax, scores, bias)
+    value = results["xla"][0].numpy()
+    np.testing.assert_allclose(value, results["plain"][0], atol=1e-6)
+    np.testing.assert_allclose(value.sum(-1), 1.0, atol=1e-6)
+    assert np.all(value[1, ..., 4:] < 1e-4) and np.all(value[2, ..., 1:] < 1e-4)  # masked keys
+    for got, want in zip(results["xla"][1], results["plain"][1]):  # scores, then the bias
+        np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_masked_softmax_kernel_keeps_the_scores_half_precision_dtype():
+    scores = tf.cast(tf.random.normal((2, 2, 3, 6)), tf.bfloat16)
+    bias = attention_bias(tf.ones((2, 6), tf.int32))
+    results = traced_in_both_modes(masked_softmax, scores, bias)
+    value, (grad_scores, grad_bias) = results["xla"]
+    assert value.dtype == grad_scores.dtype == tf.bfloat16 and grad_bias.dtype == tf.float32
+    np.testing.assert_array_equal(value.numpy(), results["plain"][0].numpy())
 
 
 def test_pretraining_model_same_outputs_and_gradients_either_way():

@@ -5,6 +5,7 @@ import math
 import keras
 import tensorflow as tf
 
+from albert_tf.layers import fused_elementwise
 from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
@@ -17,6 +18,49 @@ def attention_bias(input_mask):
     """[B, T] 0/1 mask -> the float32 [B, 1, 1, T] bias added to every query's scores."""
     mask = tf.cast(input_mask, tf.float32)
     return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
+
+
+def _probabilities(scores, bias):
+    return tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
+
+
+def _masked_softmax_forward(scores, bias):
+    return tf.cast(_probabilities(scores, bias), scores.dtype)
+
+
+def _masked_softmax_backward(scores, bias, upstream):
+    # Recomputes the probabilities p; d scores = p * (g - sum(g * p)) over the keys.
+    probs = _probabilities(scores, bias)
+    upstream = tf.cast(upstream, tf.float32)
+    grad = probs * (upstream - tf.reduce_sum(upstream * probs, axis=-1, keepdims=True))
+    return tf.cast(grad, scores.dtype)
+
+
+_masked_softmax_kernel = fused_elementwise.xla_kernel(_masked_softmax_forward)
+_masked_softmax_backward_kernel = fused_elementwise.xla_kernel(_masked_softmax_backward)
+
+
+def _masked_softmax_xla_backward(scores, bias, upstream):
+    grad = _masked_softmax_backward_kernel(scores, bias, upstream)
+    # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
+    # that TF prunes it when nothing reads it (the bias comes from an integer mask).
+    broadcast = [axis for axis in range(1, 3) if bias.shape[axis] == 1]
+    return grad, tf.cast(tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True), bias.dtype)
+
+
+_masked_softmax_xla = fused_elementwise.with_gradient(_masked_softmax_kernel, _masked_softmax_xla_backward)
+
+
+def masked_softmax(scores, bias):
+    """softmax(scores + bias) over the keys, taken in float32, returned in the scores' dtype.
+
+    Under mixed precision that is four passes over the [B, heads, Q, T] scores as plain TF ops
+    (cast up, add, softmax, cast down) and more for the gradient; where `fused_elementwise`
+    applies, forward and backward are each one XLA kernel.
+    """
+    if fused_elementwise.applies(scores) and bias.shape.is_fully_defined():
+        return _masked_softmax_xla(scores, bias)
+    return _masked_softmax_forward(scores, bias)
 
 
 class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
@@ -99,8 +143,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         value = self._split_heads(dense_2d(self.value, states, casts), batch, length)
 
         scores = tf.matmul(query, key, transpose_b=True)
-        probs = tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
-        probs = self.attention_dropout(tf.cast(probs, value.dtype), training=training)
+        probs = self.attention_dropout(masked_softmax(scores, bias), training=training)
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
         context = tf.reshape(context, [batch, queries, self.hidden_size])
