@@ -1,4 +1,4 @@
-"""The XLA kernels for GELU, add + LayerNorm and the masked softmax: where they apply, and that they compute what
+"""The XLA kernels for GELU, add + LayerNorm and the attention softmax: where they apply, and that they compute what
 the plain TensorFlow ops compute, gradients included."""
 
 import contextlib
@@ -10,7 +10,7 @@ import tensorflow as tf
 from albert_tf import AlbertPretrainingModel
 from albert_tf.layers import fused_elementwise
 from albert_tf.layers.activations import gelu
-from albert_tf.layers.attention import attention_bias, masked_softmax
+from albert_tf.layers.attention import attention_bias, attention_probabilities
 from albert_tf.layers.fused_elementwise import plain_tf_ops
 from albert_tf.layers.layer_norm import add_and_norm, layer_norm
 from model_test_data import batch_for, tiny, xla_compiled_functions
@@ -108,25 +108,27 @@ def test_add_and_norm_kernel_takes_a_half_precision_output_and_returns_float32()
     np.testing.assert_allclose(value, results["plain"][0], atol=2e-6)
 
 
-def test_masked_softmax_kernel_equals_plain_ops_with_gradients():
+def test_attention_softmax_kernel_equals_plain_ops_with_gradients():
     rng = np.random.default_rng(3)
-    scores = tf.constant(rng.normal(0.0, 4.0, (3, 2, 5, 7)), tf.float32)
+    query = tf.constant(rng.normal(0.0, 2.0, (3, 2, 5, 4)), tf.float32)
+    key = tf.constant(rng.normal(0.0, 2.0, (3, 2, 7, 4)), tf.float32)
     bias = attention_bias(tf.constant((np.arange(7)[None, :] < [[7], [4], [1]]).astype("int32")))
-    results = traced_in_both_modes(masked_softmax, scores, bias)
+    results = traced_in_both_modes(lambda q, k, b: attention_probabilities(q, k, b, 0.37), query, key, bias)
     value = results["xla"][0].numpy()
+    want = tf.nn.softmax(0.37 * tf.matmul(query, key, transpose_b=True) + bias).numpy()
+    np.testing.assert_allclose(value, want, atol=1e-6)
     np.testing.assert_allclose(value, results["plain"][0], atol=1e-6)
-    np.testing.assert_allclose(value.sum(-1), 1.0, atol=1e-6)
     assert np.all(value[1, ..., 4:] < 1e-4) and np.all(value[2, ..., 1:] < 1e-4)  # masked keys
-    for got, want in zip(results["xla"][1], results["plain"][1]):  # scores, then the bias
+    for got, want in zip(results["xla"][1], results["plain"][1]):  # query, key, then the bias
         np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
 
 
-def test_masked_softmax_kernel_keeps_the_scores_half_precision_dtype():
-    scores = tf.cast(tf.random.normal((2, 2, 3, 6)), tf.bfloat16)
-    bias = attention_bias(tf.ones((2, 6), tf.int32))
-    results = traced_in_both_modes(masked_softmax, scores, bias)
-    value, (grad_scores, grad_bias) = results["xla"]
-    assert value.dtype == grad_scores.dtype == tf.bfloat16 and grad_bias.dtype == tf.float32
+def test_attention_softmax_kernel_keeps_half_precision_and_the_same_bits_at_head_size_64():
+    query, key = (tf.cast(tf.random.normal((2, 2, 3, 64)), tf.bfloat16) for _ in range(2))
+    bias = attention_bias(tf.ones((2, 3), tf.int32))
+    results = traced_in_both_modes(lambda q, k, b: attention_probabilities(q, k, b, 1 / 8), query, key, bias)
+    value, (grad_query, grad_key, grad_bias) = results["xla"]
+    assert value.dtype == grad_query.dtype == grad_key.dtype == tf.bfloat16 and grad_bias.dtype == tf.float32
     np.testing.assert_array_equal(value.numpy(), results["plain"][0].numpy())
 
 

@@ -1,5 +1,6 @@
 """The attention half of an ALBERT Transformer block (post-LN, as in BERT)."""
 
+import functools
 import math
 
 import keras
@@ -20,47 +21,51 @@ def attention_bias(input_mask):
     return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
 
 
-def _probabilities(scores, bias):
-    return tf.nn.softmax(tf.cast(scores, tf.float32) + tf.cast(bias, tf.float32), axis=-1)
+def _probabilities(scores, bias, scale):
+    return tf.nn.softmax(tf.cast(scores, tf.float32) * scale + tf.cast(bias, tf.float32), axis=-1)
 
 
-def _masked_softmax_forward(scores, bias):
-    return tf.cast(_probabilities(scores, bias), scores.dtype)
+@functools.lru_cache(maxsize=None)
+def _masked_softmax_xla(scale):
+    """softmax(scale * scores + bias) with its gradient, each one XLA kernel (one per scale)."""
+
+    def forward(scores, bias):
+        return tf.cast(_probabilities(scores, bias, scale), scores.dtype)
+
+    def backward(scores, bias, upstream):
+        # Recomputes the probabilities p; d scores = scale * p * (g - sum(g * p)) over the keys.
+        probs = _probabilities(scores, bias, scale)
+        upstream = tf.cast(upstream, tf.float32)
+        return tf.cast(scale * probs * (upstream - tf.reduce_sum(upstream * probs, axis=-1, keepdims=True)),
+                       scores.dtype)
+
+    backward_kernel = fused_elementwise.xla_kernel(backward)
+
+    def gradient(scores, bias, upstream):
+        grad = backward_kernel(scores, bias, upstream)
+        # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
+        # that TF prunes it when nothing reads it (the bias comes from an integer mask).
+        broadcast = [axis for axis in range(1, 3) if bias.shape[axis] == 1]
+        bias_grad = tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True) / scale
+        return grad, tf.cast(bias_grad, bias.dtype)
+
+    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(forward), gradient)
 
 
-def _masked_softmax_backward(scores, bias, upstream):
-    # Recomputes the probabilities p; d scores = p * (g - sum(g * p)) over the keys.
-    probs = _probabilities(scores, bias)
-    upstream = tf.cast(upstream, tf.float32)
-    grad = probs * (upstream - tf.reduce_sum(upstream * probs, axis=-1, keepdims=True))
-    return tf.cast(grad, scores.dtype)
+def attention_probabilities(query, key, bias, scale):
+    """softmax(scale * query @ key^T + bias) over the keys: [B, N, Q, d], [B, N, T, d] -> [B, N, Q, T].
 
-
-_masked_softmax_kernel = fused_elementwise.xla_kernel(_masked_softmax_forward)
-_masked_softmax_backward_kernel = fused_elementwise.xla_kernel(_masked_softmax_backward)
-
-
-def _masked_softmax_xla_backward(scores, bias, upstream):
-    grad = _masked_softmax_backward_kernel(scores, bias, upstream)
-    # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
-    # that TF prunes it when nothing reads it (the bias comes from an integer mask).
-    broadcast = [axis for axis in range(1, 3) if bias.shape[axis] == 1]
-    return grad, tf.cast(tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True), bias.dtype)
-
-
-_masked_softmax_xla = fused_elementwise.with_gradient(_masked_softmax_kernel, _masked_softmax_xla_backward)
-
-
-def masked_softmax(scores, bias):
-    """softmax(scores + bias) over the keys, taken in float32, returned in the scores' dtype.
-
-    Under mixed precision that is four passes over the [B, heads, Q, T] scores as plain TF ops
-    (cast up, add, softmax, cast down) and more for the gradient; where `fused_elementwise`
-    applies, forward and backward are each one XLA kernel.
+    The softmax is taken in float32 and returned in the query's dtype. With plain TF ops the
+    queries are scaled (Q x d, less work than the Q x T scores) and the mask add and softmax are
+    separate passes, four under mixed precision (cast up, add, softmax, cast down); where
+    `fused_elementwise` applies, scale, mask and softmax are one XLA kernel forward and one
+    backward. Either way `scale` multiplies before rounding to the compute dtype, so for a
+    power-of-two scale (head size 64) both give the same bits.
     """
-    if fused_elementwise.applies(scores) and bias.shape.is_fully_defined():
-        return _masked_softmax_xla(scores, bias)
-    return _masked_softmax_forward(scores, bias)
+    if all(fused_elementwise.applies(t) for t in (query, key, bias)):
+        return _masked_softmax_xla(scale)(tf.matmul(query, key, transpose_b=True), bias)
+    scores = tf.matmul(query * tf.cast(scale, query.dtype), key, transpose_b=True)
+    return tf.cast(_probabilities(scores, bias, 1.0), query.dtype)
 
 
 class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
@@ -136,14 +141,12 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
             query_inputs = tf.cast(query_states, self.compute_dtype)
         shape = tf.shape(hidden_states)
         batch, length, queries = shape[0], shape[1], tf.shape(query_states)[1]
-        # Scaling the queries (T x d) instead of the scores (T x T) is the same math, less work.
-        scale = tf.cast(1.0 / math.sqrt(self.head_size), self.compute_dtype)
-        query = self._split_heads(dense_2d(self.query, query_inputs, casts) * scale, batch, queries)
+        query = self._split_heads(dense_2d(self.query, query_inputs, casts), batch, queries)
         key = self._split_heads(dense_2d(self.key, states, casts), batch, length)
         value = self._split_heads(dense_2d(self.value, states, casts), batch, length)
 
-        scores = tf.matmul(query, key, transpose_b=True)
-        probs = self.attention_dropout(masked_softmax(scores, bias), training=training)
+        probs = attention_probabilities(query, key, bias, 1.0 / math.sqrt(self.head_size))
+        probs = self.attention_dropout(probs, training=training)
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])
         context = tf.reshape(context, [batch, queries, self.hidden_size])
