@@ -1,5 +1,6 @@
 """The activations the original accepts, by the names its configs use."""
 
+import functools
 import math
 
 import keras
@@ -28,6 +29,7 @@ def _in_float32(function):
     """`function` computed in float32, its result cast to the first input's dtype (inside an XLA
     kernel the casts cost nothing, and half-precision inputs get a float32 GELU)."""
 
+    @functools.wraps(function)  # the kernel keeps the function's name in graphs and profiles
     def computed_in_float32(x, *rest):
         return tf.cast(function(*(tf.cast(t, tf.float32) for t in (x, *rest))), x.dtype)
 

@@ -29,27 +29,27 @@ def _probabilities(scores, bias, scale):
 def _masked_softmax_xla(scale):
     """softmax(scale * scores + bias) with its gradient, each one XLA kernel (one per scale)."""
 
-    def forward(scores, bias):
+    def masked_softmax_forward(scores, bias):
         return tf.cast(_probabilities(scores, bias, scale), scores.dtype)
 
-    def backward(scores, bias, upstream):
+    def masked_softmax_backward(scores, bias, upstream):
         # Recomputes the probabilities p; d scores = scale * p * (g - sum(g * p)) over the keys.
         probs = _probabilities(scores, bias, scale)
         upstream = tf.cast(upstream, tf.float32)
         return tf.cast(scale * probs * (upstream - tf.reduce_sum(upstream * probs, axis=-1, keepdims=True)),
                        scores.dtype)
 
-    backward_kernel = fused_elementwise.xla_kernel(backward)
+    backward_kernel = fused_elementwise.xla_kernel(masked_softmax_backward)
 
     def gradient(scores, bias, upstream):
         grad = backward_kernel(scores, bias, upstream)
         # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
         # that TF prunes it when nothing reads it (the bias comes from an integer mask).
-        broadcast = [axis for axis in range(1, 3) if bias.shape[axis] == 1]
+        broadcast = [axis for axis, (b, s) in enumerate(zip(bias.shape, scores.shape)) if b == 1 != s]
         bias_grad = tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True) / scale
         return grad, tf.cast(bias_grad, bias.dtype)
 
-    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(forward), gradient)
+    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient)
 
 
 def attention_probabilities(query, key, bias, scale):
@@ -62,7 +62,7 @@ def attention_probabilities(query, key, bias, scale):
     backward. Either way `scale` multiplies before rounding to the compute dtype, so for a
     power-of-two scale (head size 64) both give the same bits.
     """
-    if all(fused_elementwise.applies(t) for t in (query, key, bias)):
+    if all(fused_elementwise.applies(t) for t in (query, key, bias)) and bias.shape.rank == query.shape.rank:
         return _masked_softmax_xla(scale)(tf.matmul(query, key, transpose_b=True), bias)
     scores = tf.matmul(query * tf.cast(scale, query.dtype), key, transpose_b=True)
     return tf.cast(_probabilities(scores, bias, 1.0), query.dtype)
