@@ -479,11 +479,11 @@ def main(argv=None):
               f"{row['median_cpu_s']:.2f} | {row['gflops_per_s']:.1f} | "
               f"{100 * row['fraction_of_matmul_peak']:.0f}% | {ratios[0]} | {ratios[1]} |")
     for kind in KINDS:
-        floor = [median(times[n]) for n in cases if meta[n][0] == "matmul_floor" and meta[n][3] == kind]
-        floor.sort()
+        floor = min((median(times[n]) for n in cases if meta[n][0] == "matmul_floor" and meta[n][3] == kind),
+                    default=None)
         hub = best_hub(kind, times)
         if floor and hub:
-            print(f"{kind}: best keras-hub / matmul floor = {hub / floor[0]:.2f} (the largest speedup over "
+            print(f"{kind}: best keras-hub / matmul floor = {hub / floor:.2f} (the largest speedup over "
                   f"keras-hub that a full-model implementation with these kernels can show in this run)")
     casts = {name: fn.casts() for name, fn in cases.items() if meta[name][0] in ("ours", "ours_unfused", "keras_hub")}
     print("\n| case | float casts (ops) | elements cast (M) |\n|---|---|---|")

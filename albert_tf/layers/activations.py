@@ -13,16 +13,30 @@ _TWO_SQRT_2_OVER_PI = 2.0 * math.sqrt(2.0 / math.pi)
 _CUBIC = 0.044715
 
 
+def _gate(x):
+    return tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x)))
+
+
+def _gradient(x, gate, upstream):
+    # d/dx [x * sigmoid(u)] = sigmoid(u) + x * sigmoid'(u) * du/dx, du/dx = c (1 + 3 a x^2).
+    slope = x * (_TWO_SQRT_2_OVER_PI + (3.0 * _TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x))
+    return upstream * gate + tf.raw_ops.SigmoidGrad(y=gate, dy=upstream * slope)
+
+
+@tf.custom_gradient
+def _gelu_tf_ops(x):
+    """As TF ops: the gate is kept from the forward pass for the gradient."""
+    gate = _gate(x)
+    return x * gate, lambda upstream: _gradient(x, gate, upstream)
+
+
 def _gelu_forward(x):
-    return x * tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * tf.square(x)))
+    return x * _gate(x)
 
 
 def _gelu_backward(x, upstream):
-    # d/dx [x * sigmoid(u)] = sigmoid(u) + x * sigmoid'(u) * du/dx, du/dx = c (1 + 3 a x^2).
-    square = tf.square(x)
-    gate = tf.sigmoid(x * (_TWO_SQRT_2_OVER_PI + (_TWO_SQRT_2_OVER_PI * _CUBIC) * square))
-    slope = x * (_TWO_SQRT_2_OVER_PI + (3.0 * _TWO_SQRT_2_OVER_PI * _CUBIC) * square)
-    return upstream * (gate + gate * (1.0 - gate) * slope)
+    """Inside one XLA kernel, recomputing the gate costs less than storing it."""
+    return _gradient(x, _gate(x), upstream)
 
 
 def _in_float32(function):
@@ -36,7 +50,6 @@ def _in_float32(function):
     return computed_in_float32
 
 
-_gelu_tf_ops = fused_elementwise.with_gradient(_gelu_forward, _gelu_backward)
 _gelu_xla = fused_elementwise.with_gradient(
     fused_elementwise.xla_kernel(_in_float32(_gelu_forward)),
     fused_elementwise.xla_kernel(_in_float32(_gelu_backward)),

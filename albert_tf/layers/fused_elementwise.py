@@ -1,4 +1,5 @@
-"""Elementwise chains (GELU, residual add + LayerNorm) as single XLA kernels, forward and backward.
+"""Elementwise chains (GELU, residual add + LayerNorm, the scaled masked softmax) as single XLA
+kernels, forward and backward.
 
 Why: in TensorFlow's graph executor every elementwise op is its own pass over its tensor, and
 the chains around ALBERT's matmuls are long: tanh-GELU on the [tokens, intermediate] activation

@@ -53,6 +53,7 @@ def _add_and_norm_backward(residual, output, gamma, beta, upstream):
         - tf.reduce_mean(scaled, axis=-1, keepdims=True)
         - normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True)
     )
+
     def summed_over_rows(value):  # rank-free: a retraced kernel may see inputs of unknown rank
         return tf.reduce_sum(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)
 
