@@ -10,25 +10,44 @@ from albert_tf.layers import SharedTransformerEncoder, weight_casts
 from model_test_data import backbone_inputs, batch_for, tiny
 
 
-def traced_casts(model, inputs):
+def traced_casts(model, inputs, training=None):
     """The Cast ops of one traced forward pass of `model`."""
-    function = tf.function(lambda batch: model(batch))
+    function = tf.function(lambda batch: model(batch, training=training))
     graph = function.get_concrete_function({k: tf.constant(v) for k, v in inputs.items()}).graph
     return [op for op in graph.get_operations() if op.type == "Cast"]
 
 
-def test_shared_encoder_weights_are_cast_once_per_pass_not_once_per_layer():
+def weights_read(cast):
+    """The variable reads whose values `cast` takes, through ops that join or rearrange them."""
+    reads, pending = [], [cast.inputs[0].op]
+    while pending:
+        op = pending.pop()
+        if op.type == "ReadVariableOp":
+            reads.append(op)
+        elif op.type in JOINING_OR_REARRANGING:
+            pending.extend(t.op for t in JOINING_OR_REARRANGING[op.type](list(op.inputs)))
+    return reads
+
+
+# The data inputs of the ops that join or rearrange weights (not their axes or shapes).
+JOINING_OR_REARRANGING = {"ConcatV2": lambda inputs: inputs[:-1], "Pack": lambda inputs: inputs,
+                          "Reshape": lambda inputs: inputs[:1], "Transpose": lambda inputs: inputs[:1]}
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_shared_encoder_weights_are_cast_once_per_pass_not_once_per_layer(training):
     config = tiny(num_hidden_layers=6)
     model = AlbertModel(config, dtype="mixed_bfloat16")
     inputs = backbone_inputs(batch_for(config))
     encoder_weight_casts = [
-        op for op in traced_casts(model, inputs)
-        if op.inputs[0].op.type == "ReadVariableOp" and "/encoder" in op.name
+        op for op in traced_casts(model, inputs, training) if "/encoder" in op.name and weights_read(op)
     ]
-    # q, k, v, output and the two FFN denses, kernel and bias each: 12 casts, for all 6 layers.
+    # q, k, v, output and the two FFN denses, kernel and bias each: 12 weights, each cast once for
+    # all 6 layers; q, k and v are joined first (one kernel and one bias), so 8 casts in all.
     matmul_weights = [w for w in model.encoder.weights if "layer_norm" not in w.path]
     assert len(matmul_weights) == 12
-    assert len(encoder_weight_casts) == len(matmul_weights)
+    assert sum(len(weights_read(op)) for op in encoder_weight_casts) == len(matmul_weights)
+    assert len(encoder_weight_casts) == 8
 
 
 # Ops that move or select values without changing them: a cast before one of them and a cast
@@ -85,11 +104,11 @@ def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, 
 
     reuses = []
     shared_reuse = weight_casts._reuse
-    monkeypatch.setattr(weight_casts, "_reuse", lambda value, copy: reuses.append(1) or shared_reuse(value, copy))
+    monkeypatch.setattr(weight_casts, "_reuse", lambda values, copy, make: reuses.append(1) or shared_reuse(values, copy, make))
     shared_loss, shared_grads = (tf.function(loss_and_gradients) if traced else loss_and_gradients)()
     assert reuses  # the shared copies were really reused
     # The reference: every reuse is a plain cast of the variable, as a Keras layer does per call.
-    monkeypatch.setattr(weight_casts, "_reuse", lambda value, copy: tf.cast(value, copy.dtype))
+    monkeypatch.setattr(weight_casts, "_reuse", lambda values, copy, make: make(values))
     per_use_loss, per_use_grads = (tf.function(loss_and_gradients) if traced else loss_and_gradients)()
     assert float(shared_loss) == float(per_use_loss)
     for variable, shared, per_use in zip(encoder.trainable_variables, shared_grads, per_use_grads):

@@ -70,6 +70,20 @@ def gelu(x):
     return (_gelu_xla if fused_elementwise.applies(x) else _gelu_tf_ops)(x)
 
 
+def gelu_for_inference(x):
+    """`gelu` for graphs that take no gradient through it.
+
+    Where `fused_elementwise.onednn_inference()` holds it is written as
+    `tf.nn.gelu(approximate=True)`, the original's formula and the pattern that TF's remapper
+    folds into the MatMul + BiasAdd before it: one oneDNN call that applies GELU to the float32
+    accumulator, so the [tokens, intermediate] activation is written once and never re-read.
+    Elsewhere it is `gelu`.
+    """
+    if fused_elementwise.onednn_inference():
+        return tf.nn.gelu(x, approximate=True)
+    return gelu(x)
+
+
 _ACTIVATIONS = {
     "gelu": gelu,
     "relu": keras.activations.relu,
@@ -78,8 +92,11 @@ _ACTIVATIONS = {
 }
 
 
-def get_activation(name):
-    """Maps a config's `hidden_act` to a callable (None for "linear")."""
+def get_activation(name, inference=False):
+    """Maps a config's `hidden_act` to a callable (None for "linear"); `inference=True` gives
+    the same function in the form for graphs that take no gradient (`gelu_for_inference`)."""
     if name not in _ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; allowed: {sorted(_ACTIVATIONS)}")
+    if inference and name == "gelu":
+        return gelu_for_inference
     return _ACTIVATIONS[name]

@@ -7,8 +7,9 @@ import keras
 import tensorflow as tf
 
 from albert_tf.layers import fused_elementwise
-from albert_tf.layers.dense_2d import dense_2d
+from albert_tf.layers.dense_2d import dense_2d, stacked_dense_2d
 from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.weight_casts import WeightCasts
 from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
@@ -52,16 +53,27 @@ def _masked_softmax_xla(scale):
     return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient)
 
 
-def attention_probabilities(query, key, bias, scale):
+def attention_probabilities(query, key, bias, scale, inference=False):
     """softmax(scale * query @ key^T + bias) over the keys: [B, N, Q, d], [B, N, T, d] -> [B, N, Q, T].
 
-    The softmax is taken in float32 and returned in the query's dtype. With plain TF ops the
-    queries are scaled (Q x d, less work than the Q x T scores) and the mask add and softmax are
-    separate passes, four under mixed precision (cast up, add, softmax, cast down); where
-    `fused_elementwise` applies, scale, mask and softmax are one XLA kernel forward and one
-    backward. Either way `scale` multiplies before rounding to the compute dtype, so for a
-    power-of-two scale (head size 64) both give the same bits.
+    The softmax is taken in float32 and returned in the query's dtype. Three forms:
+    - `inference=True` (no gradient will be taken) where `fused_elementwise.onednn_inference()`
+      holds, in float32 or bfloat16: the original's op order, matmul, scale, add the mask,
+      softmax, all in the query's dtype. TF's oneDNN rewrites make the first three one fused
+      batch matmul (scale and mask applied to the float32 accumulator), and oneDNN's softmax
+      computes in float32 whatever its dtype (tested). Under bfloat16 the mask adder rounds
+      to -9984, which changes nothing unless every key of a row is masked.
+    - where `fused_elementwise` applies: scale, mask and softmax are one XLA kernel forward and
+      one backward.
+    - otherwise plain TF ops: the queries are scaled (Q x d, less work than the Q x T scores),
+      the mask add and softmax are separate passes, four under mixed precision (cast up, add,
+      softmax, cast down).
+    `scale` multiplies before any rounding to the compute dtype, so for a power-of-two scale
+    (head size 64) the last two forms give the same bits.
     """
+    if inference and query.dtype in (tf.float32, tf.bfloat16) and fused_elementwise.onednn_inference():
+        scores = tf.matmul(query, key, transpose_b=True) * tf.cast(scale, query.dtype)
+        return tf.nn.softmax(scores + tf.cast(bias, query.dtype), axis=-1)
     if all(fused_elementwise.applies(t) for t in (query, key, bias)) and bias.shape.rank == query.shape.rank:
         return _masked_softmax_xla(scale)(tf.matmul(query, key, transpose_b=True), bias)
     scores = tf.matmul(query * tf.cast(scale, query.dtype), key, transpose_b=True)
@@ -129,23 +141,54 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         self.layer_norm.build(hidden_states_shape)
         self.built = True
 
-    def _split_heads(self, x, batch, length):
-        x = tf.reshape(x, [batch, length, self.num_heads, self.head_size])
-        return tf.transpose(x, [0, 2, 1, 3])
+    def _heads(self, projections, inputs, casts, inference):
+        """`inputs` [B, T, H] through the Dense `projections`, each result split into heads:
+        [B, N, T, d] each.
+
+        Training graphs run one matmul against the kernels side by side, then one transpose
+        into heads. Inference on oneDNN runs each head's projection as its own GEMM of a
+        broadcast batch matmul, [1, B, 1, T, H] @ [k, 1, N, H, d] + bias, whose output is already
+        head-major and split along its first axis, which TF does without a copy: no transpose
+        (in training its gradient would sum a [k, B, N, T, H] tensor, so it is not used there).
+        """
+        casts = casts or WeightCasts()
+        if inference and fused_elementwise.onednn_inference():
+            kernel, bias = self._per_head_weights(projections, casts)
+            shape = tf.shape(inputs)  # an explicit rank-5 shape lets the rewrites see the ranks
+            inputs = tf.reshape(inputs, [1, shape[0], 1, shape[1], self.hidden_size])
+            return tf.unstack(tf.matmul(inputs, kernel) + bias, num=len(projections))
+        shape = tf.shape(inputs)
+        joined = stacked_dense_2d(projections, inputs, casts)
+        joined = tf.reshape(joined, [shape[0], shape[1], len(projections), self.num_heads, self.head_size])
+        return tf.unstack(tf.transpose(joined, [2, 0, 3, 1, 4]), num=len(projections))
+
+    def _per_head_weights(self, projections, casts):
+        """The k kernels [H, H] as one [k, 1, N, H, d] and the biases as one [k, 1, N, 1, d], in
+        the compute dtype, made once per pass."""
+        dtype, heads, size = self.compute_dtype, self.num_heads, self.head_size
+
+        def kernel(values):
+            per_head = tf.reshape(tf.stack(values), [len(values), 1, -1, heads, size])
+            return tf.cast(tf.transpose(per_head, [0, 1, 3, 2, 4]), dtype)
+
+        def bias(values):
+            return tf.cast(tf.reshape(tf.stack(values), [len(values), 1, heads, 1, size]), dtype)
+
+        return (casts.derived(("per_head", dtype), [p.kernel for p in projections], kernel),
+                casts.derived(("per_head", dtype), [p.bias for p in projections], bias))
 
     def call(self, hidden_states, bias, training=None, query_states=None, casts=None):
         states = tf.cast(hidden_states, self.compute_dtype)  # cast once, for all three projections
+        casts = casts or WeightCasts()
         if query_states is None:
-            query_states, query_inputs = hidden_states, states
+            query_states = hidden_states
+            query, key, value = self._heads([self.query, self.key, self.value], states, casts, not training)
         else:
-            query_inputs = tf.cast(query_states, self.compute_dtype)
-        shape = tf.shape(hidden_states)
-        batch, length, queries = shape[0], shape[1], tf.shape(query_states)[1]
-        query = self._split_heads(dense_2d(self.query, query_inputs, casts), batch, queries)
-        key = self._split_heads(dense_2d(self.key, states, casts), batch, length)
-        value = self._split_heads(dense_2d(self.value, states, casts), batch, length)
+            (query,) = self._heads([self.query], tf.cast(query_states, self.compute_dtype), casts, not training)
+            key, value = self._heads([self.key, self.value], states, casts, not training)
+        batch, queries = tf.shape(query_states)[0], tf.shape(query_states)[1]
 
-        probs = attention_probabilities(query, key, bias, 1.0 / math.sqrt(self.head_size))
+        probs = attention_probabilities(query, key, bias, 1.0 / math.sqrt(self.head_size), inference=not training)
         probs = self.attention_dropout(probs, training=training)
 
         context = tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3])

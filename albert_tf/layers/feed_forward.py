@@ -58,7 +58,9 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         self.built = True
 
     def call(self, hidden_states, training=None, casts=None):
-        output = dense_2d(self.output_dense, dense_2d(self.intermediate, hidden_states, casts), casts)
+        activation = get_activation(self.activation, inference=not training)
+        intermediate = dense_2d(self.intermediate, hidden_states, casts, activation=activation)
+        output = dense_2d(self.output_dense, intermediate, casts)
         output = self.output_dropout(output, training=training)
         return add_and_norm(self.layer_norm, hidden_states, output)
 

@@ -11,13 +11,22 @@ with XLA (`--jit_compile`) fuses these chains too, but then pays XLA's slower ma
 Each kernel has a hand-written backward, itself one XLA kernel that recomputes what it needs
 from the forward's inputs (cheaper than storing intermediates).
 
-Where they apply: in traced code (`tf.function`) whose shapes are static when traced, as in
+Inference on CPUs is different: there TensorFlow's oneDNN graph rewrites fuse a matmul's
+elementwise epilogue (bias, scale, mask, GELU) into the matmul call itself, and oneDNN's softmax
+is one pass computed in float32; a separate XLA kernel would re-read what the matmul just
+wrote. So graphs that take no gradient, traced for a CPU with oneDNN on (`onednn_inference`),
+write those chains in the forms the rewrites recognise (`gelu_for_inference`,
+`attention_probabilities(..., inference=True)`); the add + LayerNorm kernel stays, oneDNN has no
+rewrite for it.
+
+Where the XLA kernels apply: in traced code (`tf.function`) whose shapes are static when traced, as in
 `run_pretraining.py`'s steps, so that each kernel compiles once (tens of milliseconds). Eager
 calls and traces with unknown dimensions (GLUE's dynamically padded batches) use the same math
 as plain TensorFlow ops, which need no compile per shape. Off everywhere:
-`ALBERT_TF_FUSED_ELEMENTWISE=0` in the environment, or inside `plain_tf_ops()`; the serving
-exports trace under it, because TF Serving's model server runs XLA-compiled functions only
-with `--xla_cpu_compilation_enabled`.
+`ALBERT_TF_FUSED_ELEMENTWISE=0` in the environment, or inside `plain_tf_ops()` (both also turn
+off the oneDNN forms); the serving exports trace under it, because TF Serving's model server
+runs XLA-compiled functions only with `--xla_cpu_compilation_enabled`, and because the
+machine that serves them may not have oneDNN.
 """
 
 import contextlib
@@ -38,6 +47,57 @@ def enabled():
 def applies(tensor):
     """Whether an op on `tensor` uses its XLA kernel: allowed, traced, and of a static shape."""
     return enabled() and not tf.executing_eagerly() and tf.TensorShape(tensor.shape).is_fully_defined()
+
+
+def onednn_inference():
+    """Whether inference ops traced now will run on TF's oneDNN CPU kernels and their graph
+    rewrites: allowed, traced, outside any XLA-compiled function, oneDNN on (TF's own test:
+    x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`) and no accelerator visible."""
+    return (
+        enabled()
+        and not tf.executing_eagerly()
+        and tf.__internal__.get_enclosing_xla_context() is None
+        and _onednn_enabled()
+        and cpu_only()
+    )
+
+
+def cpu_only():
+    """Whether no accelerator is visible, so that traced ops run on the CPU."""
+    return all(device.device_type == "CPU" for device in tf.config.list_logical_devices())
+
+
+def row_sums(value, keepdims=False):
+    """`value` [..., n] summed over its last axis, inside an XLA kernel.
+
+    On CPUs as a matrix-vector product with a ones vector: XLA's CPU backend runs a dot as one
+    kernel that reads its operand once, while it splits a reduction from the elementwise ops
+    that produce its input, writing that input out and reading it back (the LayerNorm kernels
+    run about twice as fast this way). Same sums, in another order. Elsewhere `reduce_sum`.
+    """
+    if not cpu_only():
+        return tf.reduce_sum(value, axis=-1, keepdims=keepdims)
+    shape = tf.shape(value)
+    sums = tf.linalg.matvec(tf.reshape(value, [-1, shape[-1]]), tf.ones([shape[-1]], value.dtype))
+    return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0) if keepdims else shape[:-1])
+
+
+def column_sums(value):
+    """`value` [..., n] summed over all its axes but the last, inside an XLA kernel (on CPUs as
+    a vector-matrix product, see `row_sums`); rank-free."""
+    flat = tf.reshape(value, [-1, tf.shape(value)[-1]])
+    if not cpu_only():
+        return tf.reduce_sum(flat, axis=0)
+    return tf.linalg.matvec(flat, tf.ones([tf.shape(flat)[0]], value.dtype), transpose_a=True)
+
+
+def _onednn_enabled():
+    try:  # not in TF's public API; without it, assume no oneDNN (the portable forms are used)
+        from tensorflow.python.util import _pywrap_util_port
+
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except (ImportError, AttributeError):
+        return False
 
 
 @contextlib.contextmanager

@@ -31,11 +31,15 @@ def add_and_norm(norm, residual, output):
     return _add_and_norm_xla(residual, output, tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta))
 
 
+def _row_means(value):
+    return fused_elementwise.row_sums(value, keepdims=True) / tf.cast(tf.shape(value)[-1], value.dtype)
+
+
 def _normalized(residual, output):
     """(x - mean) / sqrt(variance + epsilon) of x = residual + output, and 1 / sqrt(...)."""
     summed = tf.cast(residual, tf.float32) + tf.cast(output, tf.float32)
-    centered = summed - tf.reduce_mean(summed, axis=-1, keepdims=True)
-    inverse_std = tf.math.rsqrt(tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + LAYER_NORM_EPSILON)
+    centered = summed - _row_means(summed)
+    inverse_std = tf.math.rsqrt(_row_means(tf.square(centered)) + LAYER_NORM_EPSILON)
     return centered * inverse_std, inverse_std
 
 
@@ -48,20 +52,12 @@ def _add_and_norm_backward(residual, output, gamma, beta, upstream):
     # inverse_std * (g - mean(g) - x_hat * mean(g * x_hat)) with g = upstream * gamma.
     normalized, inverse_std = _normalized(residual, output)
     scaled = upstream * gamma
-    grad = inverse_std * (
-        scaled
-        - tf.reduce_mean(scaled, axis=-1, keepdims=True)
-        - normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True)
-    )
-
-    def summed_over_rows(value):  # rank-free: a retraced kernel may see inputs of unknown rank
-        return tf.reduce_sum(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)
-
+    grad = inverse_std * (scaled - _row_means(scaled) - normalized * _row_means(scaled * normalized))
     return (
         tf.cast(grad, residual.dtype),
         tf.cast(grad, output.dtype),
-        summed_over_rows(upstream * normalized),
-        summed_over_rows(upstream),
+        fused_elementwise.column_sums(upstream * normalized),
+        fused_elementwise.column_sums(upstream),
     )
 
 

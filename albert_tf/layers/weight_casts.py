@@ -5,7 +5,7 @@ import tensorflow as tf
 
 
 class WeightCasts:
-    """Hands out compute-dtype copies of float32 variables, one cast per variable and pass.
+    """Hands out compute-dtype copies of float32 variables, made once per variable and pass.
 
     Why: under mixed precision a Keras layer casts its kernel at every call, and ALBERT calls one
     block in every layer, so each shared matrix would be copied `num_layers` times per pass (for
@@ -23,26 +23,45 @@ class WeightCasts:
 
     def __call__(self, variable, dtype):
         """`variable` as a `dtype` tensor (the variable's own value when the dtypes match)."""
-        value = tf.convert_to_tensor(variable)
-        if keras.backend.standardize_dtype(variable.dtype) == dtype:
-            return value
-        key = (id(variable), dtype)
+        return self.joined([variable], dtype)
+
+    def joined(self, variables, dtype):
+        """`variables` side by side along their last axis, as one `dtype` tensor (for one matmul
+        against several layers' kernels)."""
+        if len(variables) == 1 and keras.backend.standardize_dtype(variables[0].dtype) == dtype:
+            return tf.convert_to_tensor(variables[0])
+        return self.derived(("joined", dtype), variables, lambda values: tf.cast(_side_by_side(values), dtype))
+
+    def derived(self, key, variables, make):
+        """`make(values)` of `variables`' values, computed at the first call with this `key` and
+        these variables, and reused by the later ones. `make` rearranges and casts (its
+        gradient is taken again for each reuse, where only shapes are left of it)."""
+        values = [tf.convert_to_tensor(variable) for variable in variables]
+        key = (key, tuple(id(variable) for variable in variables))
         if key not in self._copies:
-            # The first use is a plain cast (its gradient flows as usual); `variable` is kept
-            # alive with the copy so that its id cannot be reused by another object meanwhile.
-            self._copies[key] = (variable, tf.cast(value, dtype))
+            # The first use is `make` itself (its gradient flows as usual); the variables are
+            # kept alive with the copy so that their ids cannot be reused meanwhile.
+            self._copies[key] = (variables, make(values))
             return self._copies[key][1]
-        return _reuse(value, self._copies[key][1])
+        return _reuse(values, self._copies[key][1], make)
 
 
-def _reuse(value, copy):
-    """`copy` in the forward pass; in the backward pass, the gradient goes to `value` in float32."""
+def _side_by_side(values):
+    return values[0] if len(values) == 1 else tf.concat(values, axis=-1)
+
+
+def _reuse(values, copy, make):
+    """`copy` (= `make(values)`) in the forward pass; in the backward pass, the gradient that
+    `make` would send to `values`."""
 
     @tf.custom_gradient
-    def reuse(value):
+    def reuse(*values):
         def gradient(upstream):
-            return tf.cast(upstream, value.dtype)
+            with tf.GradientTape() as tape:
+                tape.watch(values)
+                made = make(list(values))
+            return tape.gradient(made, values, output_gradients=upstream)
 
         return tf.identity(copy), gradient
 
-    return reuse(value)
+    return reuse(*values)
