@@ -35,3 +35,31 @@ def xla_compiled_functions(graph_def):
         for function in graph_def.library.function
         if function.attr["_XlaMustCompile"].b
     )
+
+
+def executed_op_types(function, *args):
+    """{op type: count} of the kernels that one call of the traced `function` ran, as TF's
+    profiler saw them: the graph after TF's rewrites (fusions, oneDNN ops), not the traced one."""
+    import collections
+    import pathlib
+    import tempfile
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    function(*args)  # trace and optimize outside the profile
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        try:
+            function(*args)
+        finally:
+            tf.profiler.experimental.stop()
+        (path,) = pathlib.Path(logdir).rglob("*.xplane.pb")
+        space = xplane_pb2.XSpace.FromString(path.read_bytes())
+    counts = collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            if line.name.startswith("tf_Compute"):  # the executor's threads: one event per kernel run
+                names = (plane.event_metadata[event.metadata_id].name for event in line.events)
+                counts.update(name.rpartition(":")[2] for name in names if ":" in name)
+    return counts
