@@ -128,10 +128,22 @@ def timed(tf, function, batch):
 
 def float_casts(graph):
     """(number of float-to-float Cast ops, elements they copy) in one traced call: the precision
-    casts mixed precision adds, each a full pass over its tensor."""
-    casts = [op for op in graph.get_operations() if op.type == "Cast"
+    casts mixed precision adds, each a full pass over its tensor. Only casts that run count: those
+    that the outputs or the side effects (variable updates) depend on; TF prunes the others."""
+    casts = [op for op in live_ops(graph) if op.type == "Cast"
              and op.inputs[0].dtype.is_floating and op.outputs[0].dtype.is_floating]
     return len(casts), sum(op.outputs[0].shape.num_elements() or 0 for op in casts)
+
+
+def live_ops(graph):
+    """The ops of a traced function that its outputs and control outputs depend on."""
+    live, pending = set(), [t.op for t in graph.outputs] + list(graph.control_outputs)
+    while pending:
+        op = pending.pop()
+        if op not in live:
+            live.add(op)
+            pending.extend([t.op for t in op.inputs] + list(op.control_inputs))
+    return live
 
 
 def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch, fused=True):

@@ -9,8 +9,8 @@ import tensorflow as tf
 from albert_tf.layers import fused_elementwise
 from albert_tf.layers.dense_2d import dense_2d, stacked_dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.weight_casts import WeightCasts
 from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
+from albert_tf.layers.weight_casts import WeightCasts
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
 MASK_ADDER = -10000.0
@@ -151,7 +151,6 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         head-major and split along its first axis, which TF does without a copy: no transpose
         (in training its gradient would sum a [k, B, N, T, H] tensor, so it is not used there).
         """
-        casts = casts or WeightCasts()
         if inference and fused_elementwise.onednn_inference():
             kernel, bias = self._per_head_weights(projections, casts)
             shape = tf.shape(inputs)  # an explicit rank-5 shape lets the rewrites see the ranks

@@ -21,13 +21,9 @@ class WeightCasts:
     def __init__(self):
         self._copies = {}
 
-    def __call__(self, variable, dtype):
-        """`variable` as a `dtype` tensor (the variable's own value when the dtypes match)."""
-        return self.joined([variable], dtype)
-
     def joined(self, variables, dtype):
         """`variables` side by side along their last axis, as one `dtype` tensor (for one matmul
-        against several layers' kernels)."""
+        against several layers' kernels); one variable already of `dtype` is its own value."""
         if len(variables) == 1 and keras.backend.standardize_dtype(variables[0].dtype) == dtype:
             return tf.convert_to_tensor(variables[0])
         return self.derived(("joined", dtype), variables, lambda values: tf.cast(_side_by_side(values), dtype))
