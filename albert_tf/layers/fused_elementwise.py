@@ -72,8 +72,8 @@ def row_sums(value, keepdims=False):
 
     On CPUs as a matrix-vector product with a ones vector: XLA's CPU backend runs a dot as one
     kernel that reads its operand once, while it splits a reduction from the elementwise ops
-    that produce its input, writing that input out and reading it back (the LayerNorm kernels
-    run about twice as fast this way). Same sums, in another order. Elsewhere `reduce_sum`.
+    that produce its input, writing that input out and reading it back. Same sums, in another
+    order. Elsewhere `reduce_sum`.
     """
     if not cpu_only():
         return tf.reduce_sum(value, axis=-1, keepdims=keepdims)
