@@ -85,7 +85,8 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
 
     Query/key/value/output kernels are 2-D [H, H] exactly as the original stores them, so
     checkpoints map one to one (and LAMB's per-tensor trust ratios stay the original's).
-    Scores are taken in the compute dtype, the mask is added and softmax taken in float32.
+    Scores are taken in the compute dtype and the softmax in float32 (`attention_probabilities`);
+    `training` falsy selects the inference forms (`_heads`, `attention_probabilities`).
     Inputs are not autocast: the residual stream stays float32 (see `add_and_norm`).
 
     Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
