@@ -63,10 +63,11 @@ def cast_source(tensor):
     return tensor.op
 
 
-def test_no_value_is_cast_down_and_back_up():
+@pytest.mark.parametrize("training", [True, False])
+def test_no_value_is_cast_down_and_back_up(training):
     config = tiny(num_hidden_layers=3)
     model = AlbertPretrainingModel(config, dtype="mixed_bfloat16")
-    casts = traced_casts(model, batch_for(config))
+    casts = traced_casts(model, batch_for(config), training)
     round_trips = [op.name for op in casts if cast_source(op.inputs[0]).type == "Cast"]
     assert not round_trips, round_trips
 
@@ -85,8 +86,9 @@ def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy):
         assert np.mean(values != rounded) > 0.5
 
 
-@pytest.mark.parametrize("traced", [False, True])
-def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, traced):
+@pytest.mark.parametrize("traced,training", [(False, None), (True, None), (True, True)])
+def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, traced, training):
+    # training=None traces the inference forms (per-head weights), training=True the joined ones.
     config = tiny(num_hidden_layers=4)
     encoder = SharedTransformerEncoder(
         num_layers=4, hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
@@ -99,7 +101,7 @@ def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, 
 
     def loss_and_gradients():
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(encoder(states, mask)[-1] ** 2)
+            loss = tf.reduce_sum(encoder(states, mask, training=training)[-1] ** 2)
         return loss, tape.gradient(loss, encoder.trainable_variables)
 
     reuses = []

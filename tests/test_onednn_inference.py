@@ -9,14 +9,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertModel
+from albert_tf import AlbertModel, AlbertPretrainingModel
 from albert_tf.layers import FeedForwardSubLayer, fused_elementwise
 from albert_tf.layers.activations import gelu, gelu_for_inference
 from albert_tf.layers.attention import attention_bias, attention_probabilities
 from albert_tf.layers.fused_elementwise import plain_tf_ops
 from model_test_data import backbone_inputs, batch_for, executed_op_types, tiny, xla_compiled_functions
 
-# TF's x86 Linux wheels carry oneDNN (and albert_tf turns it on, see test_tf_defaults.py).
+# TF's x86 Linux wheels carry oneDNN (and albert_tf turns it on, see test_tf_defaults.py); whether
+# it runs bfloat16 depends on the CPU (AVX-512), so the bfloat16 tests check either branch.
+BF16_ON_ONEDNN = fused_elementwise._onednn_runs(tf.bfloat16)
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="oneDNN ships in x86 builds")
 
 
@@ -33,11 +35,13 @@ def xla_kernels(function, *inputs):
 def test_applies_only_in_traced_cpu_graphs_outside_xla_unless_switched_off(monkeypatch):
     monkeypatch.delenv(fused_elementwise.ENV_VAR, raising=False)
 
-    def probe():
-        return tf.constant(fused_elementwise.onednn_inference())
+    def probe(dtype=tf.float32):
+        return tf.constant(fused_elementwise.onednn_inference(dtype))
 
     assert traced(probe)
-    assert not fused_elementwise.onednn_inference()  # eager
+    assert traced(lambda: probe(tf.bfloat16)) == BF16_ON_ONEDNN
+    assert not traced(lambda: probe(tf.float16))  # the XLA kernels compute float16 in float32
+    assert not fused_elementwise.onednn_inference(tf.float32)  # eager
     assert not traced(probe, jit_compile=True)  # XLA compiles the whole function: no oneDNN rewrites
     with plain_tf_ops():
         assert not traced(probe)
@@ -47,10 +51,14 @@ def test_applies_only_in_traced_cpu_graphs_outside_xla_unless_switched_off(monke
 
 def test_onednn_softmax_of_bfloat16_is_the_float32_softmax_rounded_once():
     # What lets the inference form take the softmax in bfloat16: oneDNN computes it in float32.
+    # Where oneDNN does not run bfloat16 (TF's Eigen softmax rounds each step), the form is not used.
     scores = tf.cast(tf.random.stateless_normal((64, 128), seed=(1, 2), stddev=4.0), tf.bfloat16)
+    used = traced(lambda s: tf.constant(fused_elementwise.onednn_inference(s.dtype)), scores)
     got = traced(lambda s: tf.nn.softmax(s), scores)
     want = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32)), tf.bfloat16)
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert bool(used) == BF16_ON_ONEDNN
+    if BF16_ON_ONEDNN:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -81,15 +89,18 @@ def test_gelu_for_inference_equals_gelu_and_fuses_into_the_matmul():
     assert xla_kernels(run, x) == {"_add_and_norm_forward"}
 
 
-@pytest.mark.parametrize("shapes", ["static", "dynamic"])  # dynamic: GLUE's padded-per-batch inputs
-def test_model_inference_runs_the_fused_onednn_kernels(shapes):
+@pytest.mark.parametrize("shapes,policy", [("static", "float32"), ("dynamic", "float32"), ("static", "mixed_bfloat16")])
+def test_model_inference_runs_the_fused_onednn_kernels(shapes, policy):  # dynamic: GLUE's padded batches
     config = tiny()
     layers = config.num_hidden_layers
-    model = AlbertModel(config)
+    model = AlbertModel(config, dtype=None if policy == "float32" else policy)
     inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
     signature = [{k: tf.TensorSpec([None, None], tf.int32) for k in inputs}] if shapes == "dynamic" else None
     infer = tf.function(lambda batch: model(batch)["sequence_output"], input_signature=signature)
     ran = executed_op_types(infer, inputs)
+    if policy == "mixed_bfloat16" and not BF16_ON_ONEDNN:  # the XLA kernels, as in training
+        assert "_MklFusedBatchMatMulV2" not in ran and "_gelu_forward" in xla_kernels(infer, inputs)
+        return
     assert ran["_MklFusedBatchMatMulV2"] == layers  # scores with their scale and mask
     assert ran["_MklSoftmax"] == layers
     assert ran["_MklBatchMatMulV2"] == 2 * layers  # per-head Q/K/V projections, and probs @ values
@@ -116,3 +127,18 @@ def test_model_inference_same_outputs_as_the_portable_forms(policy):
             np.testing.assert_allclose(got, want, atol=1e-5, err_msg=key)
         else:  # the forms round to bfloat16 at different points (measured: max 2e-3, mean 3e-4)
             assert np.max(np.abs(got - want)) < 0.02 and np.mean(np.abs(got - want)) < 2e-3, key
+
+
+def test_pretraining_heads_last_block_at_positions_same_in_the_inference_forms():
+    # LastBlockAtPositions runs queries on a few rows and keys/values on all: its own projections.
+    config = tiny()
+    model = AlbertPretrainingModel(config)
+    inputs = {k: tf.constant(v) for k, v in batch_for(config, seq=16, predictions=5).items()}
+    outputs = {}
+    for name, context in (("onednn", contextlib.nullcontext), ("portable", plain_tf_ops)):
+        infer = tf.function(lambda batch: model(batch))
+        with context():
+            infer.get_concrete_function(inputs)
+        outputs[name] = infer(inputs)
+    for key in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits"):
+        np.testing.assert_allclose(outputs["onednn"][key], outputs["portable"][key], atol=2e-5, err_msg=key)

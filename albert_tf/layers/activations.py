@@ -73,13 +73,13 @@ def gelu(x):
 def gelu_for_inference(x):
     """`gelu` for graphs that take no gradient through it.
 
-    Where `fused_elementwise.onednn_inference()` holds it is written as
+    Where `fused_elementwise.onednn_inference(x.dtype)` holds it is written as
     `tf.nn.gelu(approximate=True)`, the original's formula and the pattern that TF's remapper
     folds into the MatMul + BiasAdd before it: one oneDNN call that applies GELU to the float32
     accumulator, so the [tokens, intermediate] activation is written once and never re-read.
     Elsewhere it is `gelu`.
     """
-    if fused_elementwise.onednn_inference():
+    if fused_elementwise.onednn_inference(x.dtype):
         return tf.nn.gelu(x, approximate=True)
     return gelu(x)
 

@@ -57,8 +57,9 @@ def attention_probabilities(query, key, bias, scale, inference=False):
     """softmax(scale * query @ key^T + bias) over the keys: [B, N, Q, d], [B, N, T, d] -> [B, N, Q, T].
 
     The softmax is taken in float32 and returned in the query's dtype. Three forms:
-    - `inference=True` (no gradient will be taken) where `fused_elementwise.onednn_inference()`
-      holds, in float32 or bfloat16: the original's op order, matmul, scale, add the mask,
+    - `inference=True` (no gradient will be taken) where
+      `fused_elementwise.onednn_inference(dtype)` holds (float32, or bfloat16 on CPUs where
+      oneDNN runs it): the original's op order, matmul, scale, add the mask,
       softmax, all in the query's dtype. TF's oneDNN rewrites make the first three one fused
       batch matmul (scale and mask applied to the float32 accumulator), and oneDNN's softmax
       computes in float32 whatever its dtype (tested). Under bfloat16 the mask adder rounds
@@ -71,7 +72,7 @@ def attention_probabilities(query, key, bias, scale, inference=False):
     `scale` multiplies before any rounding to the compute dtype, so for a power-of-two scale
     (head size 64) the last two forms give the same bits.
     """
-    if inference and query.dtype in (tf.float32, tf.bfloat16) and fused_elementwise.onednn_inference():
+    if inference and fused_elementwise.onednn_inference(query.dtype):
         scores = tf.matmul(query, key, transpose_b=True) * tf.cast(scale, query.dtype)
         return tf.nn.softmax(scores + tf.cast(bias, query.dtype), axis=-1)
     if all(fused_elementwise.applies(t) for t in (query, key, bias)) and bias.shape.rank == query.shape.rank:
@@ -152,7 +153,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         head-major and split along its first axis, which TF does without a copy: no transpose
         (in training its gradient would sum a [k, B, N, T, H] tensor, so it is not used there).
         """
-        if inference and fused_elementwise.onednn_inference():
+        if inference and fused_elementwise.onednn_inference(self.compute_dtype):
             kernel, bias = self._per_head_weights(projections, casts)
             shape = tf.shape(inputs)  # an explicit rank-5 shape lets the rewrites see the ranks
             inputs = tf.reshape(inputs, [1, shape[0], 1, shape[1], self.hidden_size])
@@ -174,8 +175,8 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         def bias(values):
             return tf.cast(tf.reshape(tf.stack(values), [len(values), 1, heads, 1, size]), dtype)
 
-        return (casts.derived(("per_head", dtype), [p.kernel for p in projections], kernel),
-                casts.derived(("per_head", dtype), [p.bias for p in projections], bias))
+        return (casts.derived(("per_head_kernel", dtype), [p.kernel for p in projections], kernel),
+                casts.derived(("per_head_bias", dtype), [p.bias for p in projections], bias))
 
     def call(self, hidden_states, bias, training=None, query_states=None, casts=None):
         states = tf.cast(hidden_states, self.compute_dtype)  # cast once, for all three projections

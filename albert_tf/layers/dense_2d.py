@@ -14,6 +14,8 @@ from albert_tf.layers.weight_casts import WeightCasts
 
 def _flat_outputs(layers, inputs, casts):
     """The [-1, sum of units] outputs of `layers` (no activation) on the 2-D view of `inputs`."""
+    if len({layer.bias is None for layer in layers}) > 1:
+        raise ValueError("dense_2d: the layers must all have a bias or all have none.")
     casts = casts or WeightCasts()
     dtype = layers[0].compute_dtype
     kernel = casts.joined([layer.kernel for layer in layers], dtype)

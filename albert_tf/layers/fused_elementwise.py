@@ -49,15 +49,17 @@ def applies(tensor):
     return enabled() and not tf.executing_eagerly() and tf.TensorShape(tensor.shape).is_fully_defined()
 
 
-def onednn_inference():
-    """Whether inference ops traced now will run on TF's oneDNN CPU kernels and their graph
-    rewrites: allowed, traced, outside any XLA-compiled function, oneDNN on (TF's own test:
-    x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`) and no accelerator visible."""
+def onednn_inference(dtype):
+    """Whether inference ops on `dtype` traced now will run on TF's oneDNN CPU kernels and their
+    graph rewrites: allowed, traced, outside any XLA-compiled function, oneDNN on (TF's own test:
+    x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`) and running `dtype` on this CPU (bfloat16 needs
+    AVX-512; float16 mostly is not), and no accelerator visible."""
     return (
         enabled()
         and not tf.executing_eagerly()
         and tf.__internal__.get_enclosing_xla_context() is None
-        and _onednn_enabled()
+        and tf.as_dtype(dtype) in (tf.float32, tf.bfloat16)
+        and _onednn_runs(tf.as_dtype(dtype))
         and cpu_only()
     )
 
@@ -67,35 +69,38 @@ def cpu_only():
     return all(device.device_type == "CPU" for device in tf.config.list_logical_devices())
 
 
-def row_sums(value, keepdims=False):
-    """`value` [..., n] summed over its last axis, inside an XLA kernel.
+def row_sums(value):
+    """`value` [..., n] summed over its last axis (kept as size 1), inside an XLA kernel.
 
     On CPUs as a matrix-vector product with a ones vector: XLA's CPU backend runs a dot as one
     kernel that reads its operand once, while it splits a reduction from the elementwise ops
     that produce its input, writing that input out and reading it back. Same sums, in another
     order. Elsewhere `reduce_sum`.
     """
-    if not cpu_only():
-        return tf.reduce_sum(value, axis=-1, keepdims=keepdims)
     shape = tf.shape(value)
-    sums = tf.linalg.matvec(tf.reshape(value, [-1, shape[-1]]), tf.ones([shape[-1]], value.dtype))
-    return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0) if keepdims else shape[:-1])
+    sums = _sums_of_rows(tf.reshape(value, [-1, shape[-1]]), transpose=False)
+    return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0))
 
 
 def column_sums(value):
     """`value` [..., n] summed over all its axes but the last, inside an XLA kernel (on CPUs as
     a vector-matrix product, see `row_sums`); rank-free."""
-    flat = tf.reshape(value, [-1, tf.shape(value)[-1]])
+    return _sums_of_rows(tf.reshape(value, [-1, tf.shape(value)[-1]]), transpose=True)
+
+
+def _sums_of_rows(matrix, transpose):
+    """The row sums of `matrix` (of its transpose if `transpose`)."""
     if not cpu_only():
-        return tf.reduce_sum(flat, axis=0)
-    return tf.linalg.matvec(flat, tf.ones([tf.shape(flat)[0]], value.dtype), transpose_a=True)
+        return tf.reduce_sum(matrix, axis=0 if transpose else 1)
+    ones = tf.ones([tf.shape(matrix)[0 if transpose else 1]], matrix.dtype)
+    return tf.linalg.matvec(matrix, ones, transpose_a=transpose)
 
 
-def _onednn_enabled():
+def _onednn_runs(dtype):
     try:  # not in TF's public API; without it, assume no oneDNN (the portable forms are used)
-        from tensorflow.python.util import _pywrap_util_port
+        from tensorflow.python.util import _pywrap_util_port, _pywrap_utils
 
-        return bool(_pywrap_util_port.IsMklEnabled())
+        return bool(_pywrap_util_port.IsMklEnabled()) and bool(_pywrap_utils.IsDataTypeSupportedByOneDNNOnThisCPU(dtype))
     except (ImportError, AttributeError):
         return False
 

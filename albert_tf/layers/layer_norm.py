@@ -32,7 +32,7 @@ def add_and_norm(norm, residual, output):
 
 
 def _row_means(value):
-    return fused_elementwise.row_sums(value, keepdims=True) / tf.cast(tf.shape(value)[-1], value.dtype)
+    return fused_elementwise.row_sums(value) / tf.cast(tf.shape(value)[-1], value.dtype)
 
 
 def _normalized(residual, output):

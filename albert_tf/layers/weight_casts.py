@@ -5,7 +5,8 @@ import tensorflow as tf
 
 
 class WeightCasts:
-    """Hands out compute-dtype copies of float32 variables, made once per variable and pass.
+    """Hands out compute-dtype copies of float32 variables, made once per variable and pass,
+    alone or joined and rearranged (`joined`, `derived`: the Q/K/V kernels side by side or per head).
 
     Why: under mixed precision a Keras layer casts its kernel at every call, and ALBERT calls one
     block in every layer, so each shared matrix would be copied `num_layers` times per pass (for
@@ -30,8 +31,9 @@ class WeightCasts:
 
     def derived(self, key, variables, make):
         """`make(values)` of `variables`' values, computed at the first call with this `key` and
-        these variables, and reused by the later ones. `make` rearranges and casts (its
-        gradient is taken again for each reuse, where only shapes are left of it)."""
+        these variables, and reused by the later ones: one `key` must always mean one `make`.
+        `make` rearranges and casts (its gradient is taken again for each reuse, where only
+        shapes are left of it)."""
         values = [tf.convert_to_tensor(variable) for variable in variables]
         key = (key, tuple(id(variable) for variable in variables))
         if key not in self._copies:
