@@ -110,17 +110,23 @@ def test_model_inference_runs_the_fused_onednn_kernels(shapes, policy):  # dynam
     assert xla_kernels(infer, inputs) == ({"_add_and_norm_forward"} if shapes == "static" else set())
 
 
-@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
-def test_model_inference_same_outputs_as_the_portable_forms(policy):
-    config = tiny()
-    model = AlbertModel(config, dtype=None if policy == "float32" else policy)
-    inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
+def inference_in_both_forms(model, inputs):
+    """{"onednn" | "portable": model(inputs)}, each from a trace in that form."""
     outputs = {}
     for name, context in (("onednn", contextlib.nullcontext), ("portable", plain_tf_ops)):
         infer = tf.function(lambda batch: model(batch))
         with context():
             infer.get_concrete_function(inputs)
         outputs[name] = infer(inputs)
+    return outputs
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_model_inference_same_outputs_as_the_portable_forms(policy):
+    config = tiny()
+    model = AlbertModel(config, dtype=None if policy == "float32" else policy)
+    inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
+    outputs = inference_in_both_forms(model, inputs)
     for key in ("sequence_output", "pooled_output"):
         got, want = (np.asarray(outputs[name][key]) for name in ("onednn", "portable"))
         if policy == "float32":
@@ -134,11 +140,6 @@ def test_pretraining_heads_last_block_at_positions_same_in_the_inference_forms()
     config = tiny()
     model = AlbertPretrainingModel(config)
     inputs = {k: tf.constant(v) for k, v in batch_for(config, seq=16, predictions=5).items()}
-    outputs = {}
-    for name, context in (("onednn", contextlib.nullcontext), ("portable", plain_tf_ops)):
-        infer = tf.function(lambda batch: model(batch))
-        with context():
-            infer.get_concrete_function(inputs)
-        outputs[name] = infer(inputs)
+    outputs = inference_in_both_forms(model, inputs)
     for key in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits"):
         np.testing.assert_allclose(outputs["onednn"][key], outputs["portable"][key], atol=2e-5, err_msg=key)
