@@ -52,8 +52,8 @@ def applies(tensor):
 def onednn_inference(dtype):
     """Whether inference ops on `dtype` traced now will run on TF's oneDNN CPU kernels and their
     graph rewrites: allowed, traced, outside any XLA-compiled function, oneDNN on (TF's own test:
-    x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`) and running `dtype` on this CPU (bfloat16 needs
-    AVX-512; float16 mostly is not), and no accelerator visible."""
+    x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`), `dtype` float32 or a bfloat16 that oneDNN runs
+    on this CPU (AVX-512; float16 keeps the float32 XLA kernels), and no accelerator visible."""
     return (
         enabled()
         and not tf.executing_eagerly()
@@ -78,22 +78,22 @@ def row_sums(value):
     order. Elsewhere `reduce_sum`.
     """
     shape = tf.shape(value)
-    sums = _sums_of_rows(tf.reshape(value, [-1, shape[-1]]), transpose=False)
+    sums = _matrix_sums(tf.reshape(value, [-1, shape[-1]]), axis=1)
     return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0))
 
 
 def column_sums(value):
     """`value` [..., n] summed over all its axes but the last, inside an XLA kernel (on CPUs as
     a vector-matrix product, see `row_sums`); rank-free."""
-    return _sums_of_rows(tf.reshape(value, [-1, tf.shape(value)[-1]]), transpose=True)
+    return _matrix_sums(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)
 
 
-def _sums_of_rows(matrix, transpose):
-    """The row sums of `matrix` (of its transpose if `transpose`)."""
+def _matrix_sums(matrix, axis):
+    """`reduce_sum(matrix, axis)`, on CPUs as a product with a ones vector."""
     if not cpu_only():
-        return tf.reduce_sum(matrix, axis=0 if transpose else 1)
-    ones = tf.ones([tf.shape(matrix)[0 if transpose else 1]], matrix.dtype)
-    return tf.linalg.matvec(matrix, ones, transpose_a=transpose)
+        return tf.reduce_sum(matrix, axis=axis)
+    ones = tf.ones([tf.shape(matrix)[axis]], matrix.dtype)
+    return tf.linalg.matvec(matrix, ones, transpose_a=axis == 0)
 
 
 def _onednn_runs(dtype):
