@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert_tf.layers import fused_elementwise
 from albert_tf.layers.dense_2d import dense_2d, stacked_dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, in_compute_dtype, layer_norm
 from albert_tf.layers.weight_casts import WeightCasts
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
@@ -22,8 +22,12 @@ def attention_bias(input_mask):
     return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
 
 
+def _logits(scores, bias, scale):
+    return tf.cast(scores, tf.float32) * scale + tf.cast(bias, tf.float32)
+
+
 def _probabilities(scores, bias, scale):
-    return tf.nn.softmax(tf.cast(scores, tf.float32) * scale + tf.cast(bias, tf.float32), axis=-1)
+    return tf.nn.softmax(_logits(scores, bias, scale), axis=-1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,26 +35,31 @@ def _masked_softmax_xla(scale):
     """softmax(scale * scores + bias) with its gradient, each one XLA kernel (one per scale)."""
 
     def masked_softmax_forward(scores, bias):
-        return tf.cast(_probabilities(scores, bias, scale), scores.dtype)
+        # Also returns log(sum(exp(logits))) per row: with it the backward recomputes the float32
+        # probabilities in the same pass that uses them, with no reductions but the one it needs.
+        logits = _logits(scores, bias, scale)
+        peak = tf.reduce_max(logits, axis=-1, keepdims=True)
+        exps = tf.exp(logits - peak)
+        total = fused_elementwise.row_sums(exps)
+        return tf.cast(exps / total, scores.dtype), peak + tf.math.log(total)
 
-    def masked_softmax_backward(scores, bias, upstream):
-        # Recomputes the probabilities p; d scores = scale * p * (g - sum(g * p)) over the keys.
-        probs = _probabilities(scores, bias, scale)
+    def masked_softmax_backward(scores, bias, log_normalizer, upstream):
+        # d scores = scale * p * (g - sum(g * p)) over the keys.
+        probs = tf.exp(_logits(scores, bias, scale) - log_normalizer)
         upstream = tf.cast(upstream, tf.float32)
-        return tf.cast(scale * probs * (upstream - tf.reduce_sum(upstream * probs, axis=-1, keepdims=True)),
-                       scores.dtype)
+        return tf.cast(scale * probs * (upstream - fused_elementwise.row_sums(upstream * probs)), scores.dtype)
 
     backward_kernel = fused_elementwise.xla_kernel(masked_softmax_backward)
 
-    def gradient(scores, bias, upstream):
-        grad = backward_kernel(scores, bias, upstream)
+    def gradient(scores, bias, log_normalizer, upstream):
+        grad = backward_kernel(scores, bias, log_normalizer, upstream)
         # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
         # that TF prunes it when nothing reads it (the bias comes from an integer mask).
         broadcast = [axis for axis, (b, s) in enumerate(zip(bias.shape, scores.shape)) if b == 1 != s]
         bias_grad = tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True) / scale
         return grad, tf.cast(bias_grad, bias.dtype)
 
-    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient)
+    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient, saved=1)
 
 
 def attention_probabilities(query, key, bias, scale, inference=False):
@@ -179,13 +188,13 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
                 casts.derived(("per_head_bias", dtype), [p.bias for p in projections], bias))
 
     def call(self, hidden_states, bias, training=None, query_states=None, casts=None):
-        states = tf.cast(hidden_states, self.compute_dtype)  # cast once, for all three projections
+        states = in_compute_dtype(hidden_states, self.compute_dtype)  # once, for all three projections
         casts = casts or WeightCasts()
         if query_states is None:
             query_states = hidden_states
             query, key, value = self._heads([self.query, self.key, self.value], states, casts, not training)
         else:
-            (query,) = self._heads([self.query], tf.cast(query_states, self.compute_dtype), casts, not training)
+            (query,) = self._heads([self.query], in_compute_dtype(query_states, self.compute_dtype), casts, not training)
             key, value = self._heads([self.key, self.value], states, casts, not training)
         batch, queries = tf.shape(query_states)[0], tf.shape(query_states)[1]
 

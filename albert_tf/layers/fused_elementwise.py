@@ -73,27 +73,16 @@ def row_sums(value):
     """`value` [..., n] summed over its last axis (kept as size 1), inside an XLA kernel.
 
     On CPUs as a matrix-vector product with a ones vector: XLA's CPU backend runs a dot as one
-    kernel that reads its operand once, while it splits a reduction from the elementwise ops
-    that produce its input, writing that input out and reading it back. Same sums, in another
-    order. Elsewhere `reduce_sum`.
+    kernel that reads its operand once, in parallel, while it splits a reduction from the
+    elementwise ops that produce its input, writing that input out and reading it back. Same
+    sums, in another order. Elsewhere `reduce_sum`. (Not for column sums: the transposed
+    product strides across rows, many times slower than `reduce_sum` on data not in cache.)
     """
-    shape = tf.shape(value)
-    sums = _matrix_sums(tf.reshape(value, [-1, shape[-1]]), axis=1)
-    return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0))
-
-
-def column_sums(value):
-    """`value` [..., n] summed over all its axes but the last, inside an XLA kernel (on CPUs as
-    a vector-matrix product, see `row_sums`); rank-free."""
-    return _matrix_sums(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)
-
-
-def _matrix_sums(matrix, axis):
-    """`reduce_sum(matrix, axis)`, on CPUs as a product with a ones vector."""
     if not cpu_only():
-        return tf.reduce_sum(matrix, axis=axis)
-    ones = tf.ones([tf.shape(matrix)[axis]], matrix.dtype)
-    return tf.linalg.matvec(matrix, ones, transpose_a=axis == 0)
+        return tf.reduce_sum(value, axis=-1, keepdims=True)
+    shape = tf.shape(value)
+    sums = tf.linalg.matvec(tf.reshape(value, [-1, shape[-1]]), tf.ones([shape[-1]], value.dtype))
+    return tf.reshape(sums, tf.concat([shape[:-1], [1]], 0))
 
 
 def _onednn_runs(dtype):
@@ -121,14 +110,25 @@ def xla_kernel(function):
     return tf.function(function, jit_compile=True, autograph=False, reduce_retracing=True)
 
 
-def with_gradient(forward, backward):
-    """An op computing `forward(*inputs)`, whose gradient is `backward(*inputs, upstream)`."""
+def with_gradient(forward, backward, saved=0):
+    """An op computing `forward(*inputs)`, whose gradient is `backward(*inputs, *kept, *upstreams)`.
+
+    `forward`'s last `saved` results are not outputs of the op: they are `kept` for `backward`
+    only (row statistics, cheaper to keep than to recompute). One upstream per output.
+    """
 
     @tf.custom_gradient
     def op(*inputs):
-        def gradient(upstream):
-            return backward(*inputs, upstream)
+        results = forward(*inputs)
+        if saved:
+            results, kept = results[:-saved], results[-saved:]
+            results = results[0] if len(results) == 1 else results
+        else:
+            kept = ()
 
-        return forward(*inputs), gradient
+        def gradient(*upstreams):
+            return backward(*inputs, *kept, *upstreams)
+
+        return results, gradient
 
     return op

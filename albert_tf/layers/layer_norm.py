@@ -23,48 +23,86 @@ def add_and_norm(norm, residual, output):
 
     A sub-layer's matmuls run in the compute dtype; the residual stream between sub-layers stays
     float32 under mixed precision, so each sub-layer casts only its matmul input down and its
-    output up (no-ops under float32). Where `fused_elementwise` applies, the add, the norm and
-    their gradient are each one XLA kernel; elsewhere `norm` itself runs.
+    output up (no-ops under float32). Where `fused_elementwise` applies, the add and the norm are
+    one XLA kernel and their gradient another, and a half-precision `output` makes the result
+    carry its copy in that dtype, for the next matmul (`in_compute_dtype`); elsewhere `norm`
+    itself runs.
     """
     if not fused_elementwise.applies(output):
         return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
-    return _add_and_norm_xla(residual, output, tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta))
+    gamma, beta = tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta)
+    if output.dtype == tf.float32:
+        return _add_and_norm_xla(residual, output, gamma, beta)
+    result, copy = _add_and_norm_xla_with_copy(residual, output, gamma, beta)
+    setattr(result, _COPY_ATTRIBUTE, copy)
+    return result
+
+
+def in_compute_dtype(tensor, dtype):
+    """`tf.cast(tensor, dtype)`: the copy an `add_and_norm` result carries, where it has one.
+
+    Why the copy: made inside `add_and_norm`, its gradient reaches the norm's backward kernel
+    as it is, which adds it to the float32 one in the same pass; cast outside, TF would cast
+    that gradient up and add the two in two more passes over the [tokens, hidden] tensor.
+    """
+    copy = getattr(tensor, _COPY_ATTRIBUTE, None)
+    if copy is not None and copy.dtype == tf.as_dtype(dtype):
+        return copy
+    return tf.cast(tensor, dtype)
+
+
+_COPY_ATTRIBUTE = "_albert_tf_compute_dtype_copy"  # as Keras attaches `_keras_mask` to tensors
 
 
 def _row_means(value):
     return fused_elementwise.row_sums(value) / tf.cast(tf.shape(value)[-1], value.dtype)
 
 
-def _normalized(residual, output):
-    """(x - mean) / sqrt(variance + epsilon) of x = residual + output, and 1 / sqrt(...)."""
-    summed = tf.cast(residual, tf.float32) + tf.cast(output, tf.float32)
-    centered = summed - _row_means(summed)
-    inverse_std = tf.math.rsqrt(_row_means(tf.square(centered)) + LAYER_NORM_EPSILON)
-    return centered * inverse_std, inverse_std
+def _column_sums(value):
+    return tf.reduce_sum(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)  # rank-free
+
+
+def _summed(residual, output):
+    return tf.cast(residual, tf.float32) + tf.cast(output, tf.float32)
 
 
 def _add_and_norm_forward(residual, output, gamma, beta):
-    return _normalized(residual, output)[0] * gamma + beta
+    """The normalized sum, and the row means and 1 / sqrt(variance + epsilon) for the backward."""
+    summed = _summed(residual, output)
+    mean = _row_means(summed)
+    centered = summed - mean
+    inverse_std = tf.math.rsqrt(_row_means(tf.square(centered)) + LAYER_NORM_EPSILON)
+    return centered * inverse_std * gamma + beta, mean, inverse_std
 
 
-def _add_and_norm_backward(residual, output, gamma, beta, upstream):
-    # Recomputes the normalized values from the inputs; the input gradient is the usual
-    # inverse_std * (g - mean(g) - x_hat * mean(g * x_hat)) with g = upstream * gamma.
-    normalized, inverse_std = _normalized(residual, output)
+def _add_and_norm_backward(residual, output, gamma, beta, mean, inverse_std, upstream, copy_upstream=None):
+    # The input gradient is the usual inverse_std * (g - mean(g) - x_hat * mean(g * x_hat)),
+    # g = upstream * gamma; x_hat is recomputed from the inputs and the saved row statistics
+    # (cheaper than storing it), the copy's gradient is added here.
+    if copy_upstream is not None:
+        upstream = upstream + tf.cast(copy_upstream, tf.float32)
+    normalized = (_summed(residual, output) - mean) * inverse_std
     scaled = upstream * gamma
     grad = inverse_std * (scaled - _row_means(scaled) - normalized * _row_means(scaled * normalized))
     return (
         tf.cast(grad, residual.dtype),
         tf.cast(grad, output.dtype),
-        fused_elementwise.column_sums(upstream * normalized),
-        fused_elementwise.column_sums(upstream),
+        _column_sums(upstream * normalized),
+        _column_sums(upstream),
     )
 
 
-_add_and_norm_xla = fused_elementwise.with_gradient(
-    fused_elementwise.xla_kernel(_add_and_norm_forward),
-    fused_elementwise.xla_kernel(_add_and_norm_backward),
-)
+_forward_kernel = fused_elementwise.xla_kernel(_add_and_norm_forward)
+_backward_kernel = fused_elementwise.xla_kernel(_add_and_norm_backward)
+_add_and_norm_xla = fused_elementwise.with_gradient(_forward_kernel, _backward_kernel, saved=2)
+
+
+def _forward_with_copy(residual, output, gamma, beta):
+    result, mean, inverse_std = _forward_kernel(residual, output, gamma, beta)
+    return result, tf.cast(result, output.dtype), mean, inverse_std
+
+
+_add_and_norm_xla_with_copy = fused_elementwise.with_gradient(_forward_with_copy, _backward_kernel, saved=2)
 
 
 class Float32Outputs:
