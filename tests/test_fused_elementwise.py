@@ -13,7 +13,7 @@ from albert_tf.layers import fused_elementwise
 from albert_tf.layers.activations import gelu
 from albert_tf.layers.attention import attention_bias, attention_probabilities
 from albert_tf.layers.fused_elementwise import plain_tf_ops
-from albert_tf.layers.layer_norm import add_and_norm, layer_norm
+from albert_tf.layers.layer_norm import add_and_norm, in_compute_dtype, layer_norm
 from model_test_data import batch_for, tiny, xla_compiled_functions
 
 MODES = {"xla": contextlib.nullcontext, "plain": plain_tf_ops}
@@ -109,6 +109,28 @@ def test_add_and_norm_kernel_takes_a_half_precision_output_and_returns_float32()
     value, (grad_residual, grad_output) = results["xla"]
     assert value.dtype == grad_residual.dtype == tf.float32 and grad_output.dtype == tf.bfloat16
     np.testing.assert_allclose(value, results["plain"][0], atol=2e-6)
+
+
+def test_add_and_norm_half_precision_copy_sends_its_gradient_through_the_kernel():
+    # The next matmul takes the result in bfloat16 (`in_compute_dtype`); in the XLA trace that is
+    # the copy the op made, whose gradient the backward kernel adds. Both paths reach the loss.
+    norm = layer_norm("norm")
+    norm.build((None, 8))
+    residual = tf.random.normal((4, 8))
+    output = tf.cast(tf.random.normal((4, 8)), tf.bfloat16)
+    copy_ops = {}
+
+    def result_and_copy(r, o):
+        result = add_and_norm(norm, r, o)
+        copy = in_compute_dtype(result, tf.bfloat16)
+        copy_ops[fused_elementwise.enabled()] = copy.op.type
+        return result + 3.0 * tf.cast(copy, tf.float32)
+
+    results = traced_in_both_modes(result_and_copy, residual, output)
+    assert copy_ops == {True: "IdentityN", False: "Cast"}  # the op's own output; a plain cast
+    np.testing.assert_allclose(results["xla"][0], results["plain"][0], atol=1e-5)
+    for got, want in zip(results["xla"][1], results["plain"][1]):
+        np.testing.assert_allclose(tf.cast(got, tf.float32), tf.cast(want, tf.float32), atol=1e-4, rtol=1e-2)
 
 
 def test_attention_softmax_kernel_equals_plain_ops_with_gradients():
