@@ -157,10 +157,8 @@ def test_attention_softmax_kernel_keeps_half_precision_and_the_same_bits_at_head
     np.testing.assert_array_equal(value.numpy(), results["plain"][0].numpy())
 
 
-def test_pretraining_model_same_outputs_and_gradients_either_way():
-    config = tiny()
-    model = AlbertPretrainingModel(config)
-    inputs = batch_for(config, batch=3, seq=16, predictions=4)
+def pretraining_step_in_both_modes(model, inputs):
+    """{mode: (outputs, gradients)} of one traced training step; checks which kernels it ran."""
     results = {}
     for mode, context in MODES.items():
 
@@ -177,8 +175,29 @@ def test_pretraining_model_same_outputs_and_gradients_either_way():
         # Every kernel, forward and backward, in the XLA trace (names: __inference_<name>_<id>).
         kernels = {re.fullmatch(r"__inference_(.+)_\d+", name).group(1) for name in compiled}
         assert kernels == (KERNELS if mode == "xla" else set()), (mode, compiled)
+    return results
+
+
+def test_pretraining_model_same_outputs_and_gradients_either_way():
+    config = tiny()
+    model = AlbertPretrainingModel(config)
+    results = pretraining_step_in_both_modes(model, batch_for(config, batch=3, seq=16, predictions=4))
     for name in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits"):
         np.testing.assert_allclose(results["xla"][0][name], results["plain"][0][name], atol=1e-5)
     for variable, got, want in zip(model.trainable_variables, results["xla"][1], results["plain"][1]):
         np.testing.assert_allclose(tf.convert_to_tensor(got), tf.convert_to_tensor(want), atol=1e-6, rtol=1e-4,
                                    err_msg=variable.path)
+
+
+def test_pretraining_model_in_mixed_bfloat16_same_gradients_either_way():
+    # The kernels compute in float32 where the plain ops round to bfloat16 (GELU, the scores'
+    # scale), so gradients agree to bfloat16 rounding, not bit for bit. A gradient path the
+    # kernels dropped (such as the LayerNorm copy's) would be off by its whole size.
+    config = tiny()
+    model = AlbertPretrainingModel(config, dtype="mixed_bfloat16")
+    results = pretraining_step_in_both_modes(model, batch_for(config, batch=3, seq=16, predictions=4))
+    for variable, got, want in zip(model.trainable_variables, results["xla"][1], results["plain"][1]):
+        if variable.path.endswith("key/bias"):
+            continue  # exactly zero (the softmax ignores a constant per query): rounding noise either way
+        got, want = (np.asarray(tf.convert_to_tensor(g)) for g in (got, want))
+        assert np.linalg.norm(got - want) <= 0.02 * np.linalg.norm(want), variable.path  # measured <= 0.7%
