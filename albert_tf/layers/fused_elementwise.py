@@ -9,7 +9,9 @@ TensorFlow's own (oneDNN) kernels, which are faster than XLA's on CPU. Compiling
 with XLA (`--jit_compile`) fuses these chains too, but then pays XLA's slower matmuls.
 
 Each kernel has a hand-written backward, itself one XLA kernel that recomputes what it needs
-from the forward's inputs (cheaper than storing intermediates).
+from the forward's inputs (cheaper than storing intermediates), helped by a few numbers per row
+that the forward keeps (LayerNorm's mean and inverse std, the softmax's log-sum-exp): with them
+the backward needs no reductions but its own.
 
 Inference on CPUs is different: there TensorFlow's oneDNN graph rewrites fuse a matmul's
 elementwise epilogue (bias, scale, mask, GELU) into the matmul call itself, and oneDNN's softmax
