@@ -9,7 +9,7 @@ import tensorflow as tf
 from albert_tf.layers import fused_elementwise
 from albert_tf.layers.dense_2d import dense_2d, stacked_dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, in_compute_dtype, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
 from albert_tf.layers.weight_casts import WeightCasts
 
 # The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
@@ -35,31 +35,33 @@ def _masked_softmax_xla(scale):
     """softmax(scale * scores + bias) with its gradient, each one XLA kernel (one per scale)."""
 
     def masked_softmax_forward(scores, bias):
-        # Also returns log(sum(exp(logits))) per row: with it the backward recomputes the float32
-        # probabilities in the same pass that uses them, with no reductions but the one it needs.
+        # Also returns each row's max and sum of exponentials: with them the backward recomputes
+        # the same float32 probabilities in the pass that uses them, with no other reductions.
+        # (Not as one log-sum-exp: a fully masked row's is about -10000, where float32 keeps
+        # only three decimals.)
         logits = _logits(scores, bias, scale)
         peak = tf.reduce_max(logits, axis=-1, keepdims=True)
         exps = tf.exp(logits - peak)
         total = fused_elementwise.row_sums(exps)
-        return tf.cast(exps / total, scores.dtype), peak + tf.math.log(total)
+        return tf.cast(exps / total, scores.dtype), peak, total
 
-    def masked_softmax_backward(scores, bias, log_normalizer, upstream):
+    def masked_softmax_backward(scores, bias, peak, total, upstream):
         # d scores = scale * p * (g - sum(g * p)) over the keys.
-        probs = tf.exp(_logits(scores, bias, scale) - log_normalizer)
+        probs = tf.exp(_logits(scores, bias, scale) - peak) / total
         upstream = tf.cast(upstream, tf.float32)
         return tf.cast(scale * probs * (upstream - fused_elementwise.row_sums(upstream * probs)), scores.dtype)
 
     backward_kernel = fused_elementwise.xla_kernel(masked_softmax_backward)
 
-    def gradient(scores, bias, log_normalizer, upstream):
-        grad = backward_kernel(scores, bias, log_normalizer, upstream)
+    def gradient(scores, bias, peak, total, upstream):
+        grad = backward_kernel(scores, bias, peak, total, upstream)
         # The bias' gradient, summed over the dimensions it was broadcast along: a separate op, so
         # that TF prunes it when nothing reads it (the bias comes from an integer mask).
         broadcast = [axis for axis, (b, s) in enumerate(zip(bias.shape, scores.shape)) if b == 1 != s]
         bias_grad = tf.reduce_sum(tf.cast(grad, tf.float32), axis=broadcast, keepdims=True) / scale
         return grad, tf.cast(bias_grad, bias.dtype)
 
-    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient, saved=1)
+    return fused_elementwise.with_gradient(fused_elementwise.xla_kernel(masked_softmax_forward), gradient, saved=2)
 
 
 def attention_probabilities(query, key, bias, scale, inference=False):
@@ -188,13 +190,13 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
                 casts.derived(("per_head_bias", dtype), [p.bias for p in projections], bias))
 
     def call(self, hidden_states, bias, training=None, query_states=None, casts=None):
-        states = in_compute_dtype(hidden_states, self.compute_dtype)  # once, for all three projections
+        states = tf.cast(hidden_states, self.compute_dtype)  # cast once, for all three projections
         casts = casts or WeightCasts()
         if query_states is None:
             query_states = hidden_states
             query, key, value = self._heads([self.query, self.key, self.value], states, casts, not training)
         else:
-            (query,) = self._heads([self.query], in_compute_dtype(query_states, self.compute_dtype), casts, not training)
+            (query,) = self._heads([self.query], tf.cast(query_states, self.compute_dtype), casts, not training)
             key, value = self._heads([self.key, self.value], states, casts, not training)
         batch, queries = tf.shape(query_states)[0], tf.shape(query_states)[1]
 

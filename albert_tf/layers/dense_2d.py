@@ -9,7 +9,6 @@ the layers keep their variables, so checkpoints are untouched.
 
 import tensorflow as tf
 
-from albert_tf.layers.layer_norm import in_compute_dtype
 from albert_tf.layers.weight_casts import WeightCasts
 
 
@@ -20,7 +19,7 @@ def _flat_outputs(layers, inputs, casts):
     casts = casts or WeightCasts()
     dtype = layers[0].compute_dtype
     kernel = casts.joined([layer.kernel for layer in layers], dtype)
-    flat = tf.reshape(in_compute_dtype(inputs, dtype), [-1, kernel.shape[0]])
+    flat = tf.cast(tf.reshape(inputs, [-1, kernel.shape[0]]), dtype)
     outputs = tf.matmul(flat, kernel)
     if layers[0].bias is not None:
         outputs = tf.nn.bias_add(outputs, casts.joined([layer.bias for layer in layers], dtype))
@@ -34,8 +33,7 @@ def _unflattened(outputs, inputs):
 def dense_2d(layer, inputs, casts=None, activation=None):
     """`layer(inputs)` for a built `keras.layers.Dense`, computed on the [-1, in] view.
 
-    Inputs (see `layer_norm.in_compute_dtype`), kernel and bias are cast to the layer's compute
-    dtype, as `layer.__call__` would;
+    Inputs, kernel and bias are cast to the layer's compute dtype, as `layer.__call__` would;
     `casts` (a `WeightCasts`) shares one cast of the weights among the layers that reuse them.
     `activation` replaces the layer's own (the same function in another form, see
     `activations.get_activation`); it is applied to the 2-D view, where the remapper can fuse it.

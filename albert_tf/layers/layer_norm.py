@@ -24,44 +24,18 @@ def add_and_norm(norm, residual, output):
     A sub-layer's matmuls run in the compute dtype; the residual stream between sub-layers stays
     float32 under mixed precision, so each sub-layer casts only its matmul input down and its
     output up (no-ops under float32). Where `fused_elementwise` applies, the add and the norm are
-    one XLA kernel and their gradient another, and a half-precision `output` makes the result
-    carry its copy in that dtype, for the next matmul (`in_compute_dtype`); elsewhere `norm`
-    itself runs.
+    one XLA kernel and their gradient another; elsewhere `norm` itself runs.
     """
     if not fused_elementwise.applies(output):
         return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
-    weights = (tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta))
     # On 2-D views: XLA's CPU code for these kernels runs faster on [rows, hidden] than on [B, T, H].
     rows = [tf.reshape(t, [-1, output.shape[-1]]) for t in (residual, output)]
-    if output.dtype == tf.float32:
-        return tf.reshape(_add_and_norm_xla(*rows, *weights), output.shape)
-    result, copy = (tf.reshape(t, output.shape) for t in _add_and_norm_xla_with_copy(*rows, *weights))
-    setattr(result, _COPY_ATTRIBUTE, copy)
-    return result
-
-
-def in_compute_dtype(tensor, dtype):
-    """`tf.cast(tensor, dtype)`: the copy an `add_and_norm` result carries, where it has one.
-
-    Why the copy: made inside `add_and_norm`, its gradient reaches the norm's backward kernel
-    as it is, which adds it to the float32 one in the same pass; cast outside, TF would cast
-    that gradient up and add the two in two more passes over the [tokens, hidden] tensor.
-    """
-    copy = getattr(tensor, _COPY_ATTRIBUTE, None)
-    if copy is not None and copy.dtype == tf.as_dtype(dtype):
-        return copy
-    return tf.cast(tensor, dtype)
-
-
-_COPY_ATTRIBUTE = "_albert_tf_compute_dtype_copy"  # as Keras attaches `_keras_mask` to tensors
+    normed = _add_and_norm_xla(*rows, tf.convert_to_tensor(norm.gamma), tf.convert_to_tensor(norm.beta))
+    return tf.reshape(normed, output.shape)
 
 
 def _row_means(value):
     return fused_elementwise.row_sums(value) / tf.cast(tf.shape(value)[-1], value.dtype)
-
-
-def _column_sums(value):
-    return tf.reduce_sum(tf.reshape(value, [-1, tf.shape(value)[-1]]), axis=0)  # rank-free
 
 
 def _summed(residual, output):
@@ -77,34 +51,28 @@ def _add_and_norm_forward(residual, output, gamma, beta):
     return centered * inverse_std * gamma + beta, mean, inverse_std
 
 
-def _add_and_norm_backward(residual, output, gamma, beta, mean, inverse_std, upstream, copy_upstream=None):
+def _add_and_norm_backward(residual, output, gamma, beta, mean, inverse_std, upstream):
     # The input gradient is the usual inverse_std * (g - mean(g) - x_hat * mean(g * x_hat)),
     # g = upstream * gamma; x_hat is recomputed from the inputs and the saved row statistics
-    # (cheaper than storing it), the copy's gradient is added here.
-    if copy_upstream is not None:
-        upstream = upstream + tf.cast(copy_upstream, tf.float32)
+    # (cheaper than storing it). The gamma and beta gradients are column reductions: as
+    # products with a ones vector (see `row_sums`) they would stride across rows, several
+    # times slower on data that is not in cache.
     normalized = (_summed(residual, output) - mean) * inverse_std
     scaled = upstream * gamma
     grad = inverse_std * (scaled - _row_means(scaled) - normalized * _row_means(scaled * normalized))
     return (
         tf.cast(grad, residual.dtype),
         tf.cast(grad, output.dtype),
-        _column_sums(upstream * normalized),
-        _column_sums(upstream),
+        tf.reduce_sum(upstream * normalized, axis=0),
+        tf.reduce_sum(upstream, axis=0),
     )
 
 
-_forward_kernel = fused_elementwise.xla_kernel(_add_and_norm_forward)
-_backward_kernel = fused_elementwise.xla_kernel(_add_and_norm_backward)
-_add_and_norm_xla = fused_elementwise.with_gradient(_forward_kernel, _backward_kernel, saved=2)
-
-
-def _forward_with_copy(residual, output, gamma, beta):
-    result, mean, inverse_std = _forward_kernel(residual, output, gamma, beta)
-    return result, tf.cast(result, output.dtype), mean, inverse_std
-
-
-_add_and_norm_xla_with_copy = fused_elementwise.with_gradient(_forward_with_copy, _backward_kernel, saved=2)
+_add_and_norm_xla = fused_elementwise.with_gradient(
+    fused_elementwise.xla_kernel(_add_and_norm_forward),
+    fused_elementwise.xla_kernel(_add_and_norm_backward),
+    saved=2,
+)
 
 
 class Float32Outputs:
