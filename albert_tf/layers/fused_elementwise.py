@@ -10,7 +10,7 @@ with XLA (`--jit_compile`) fuses these chains too, but then pays XLA's slower ma
 
 Each kernel has a hand-written backward, itself one XLA kernel that recomputes what it needs
 from the forward's inputs (cheaper than storing intermediates), helped by a few numbers per row
-that the forward keeps (LayerNorm's mean and inverse std, the softmax's log-sum-exp): with them
+that the forward keeps (LayerNorm's mean and inverse std, the softmax's max and sum): with them
 the backward needs no reductions but its own.
 
 Inference on CPUs is different: there TensorFlow's oneDNN graph rewrites fuse a matmul's
