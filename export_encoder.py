@@ -9,6 +9,10 @@ import os
 
 from absl import flags, logging
 
+from albert_tf.cli import prefer_onednn
+
+prefer_onednn()  # before TensorFlow loads
+
 from albert_tf import AlbertClassifier, AlbertConfig
 from albert_tf.cli import UsageError, require, run_main
 from albert_tf.glue.initialization import initialize_from_checkpoint

@@ -12,7 +12,10 @@ reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serv
 import json
 import os
 
-import albert_tf  # noqa: F401  (first: sets TensorFlow's CPU defaults before it loads)
+from albert_tf.cli import prefer_onednn
+
+prefer_onednn()  # before TensorFlow loads
+
 import keras
 import tensorflow as tf
 from absl import flags, logging
@@ -29,6 +32,7 @@ from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import atomic_open
+from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
 from albert_tf.tokenization import AlbertTokenizer
@@ -70,6 +74,7 @@ flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--stra
 flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
                   "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
 flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
+flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference.")
 
 
 def apply_recipe(task):
@@ -142,7 +147,8 @@ def compute_dtype():
 def build_classifier(task, config, strategy, seed, init_checkpoint=None):
     keras.utils.set_random_seed(seed)
     with strategy.scope():
-        classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype())
+        classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype(),
+                                      kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
     if init_checkpoint:
         initialize_from_checkpoint(classifier, init_checkpoint)
     return classifier

@@ -16,7 +16,10 @@ import sys
 
 from absl import flags
 
-from albert_tf.cli import UsageError, require, run_main
+from albert_tf.cli import UsageError, prefer_onednn, require, run_main
+from albert_tf.kernels import KERNELS_FLAG_VALUES
+
+prefer_onednn()  # before TensorFlow loads
 
 REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 OPTIMIZERS = ("lamb", "adamw")
@@ -61,6 +64,7 @@ flags.DEFINE_enum("strategy", None, STRATEGIES, "Distribution strategy. Default:
 flags.DEFINE_integer("num_cpu_devices", 1, "Split the CPU into this many logical devices (mirrored replicas without GPUs: tests, CPU benchmarks).")
 flags.DEFINE_string("eval_input_file", None, "Held-out TFRecords for evaluation. Default: the bundled held-out split, or --input_file (as the original did) when that is given.")
 flags.DEFINE_enum("mixed_precision", "float32", PRECISIONS, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
+flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference (use reference with --jit_compile on GPU/TPU).")
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.")
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
@@ -152,6 +156,9 @@ def main(argv):
     name = strategy_name()
 
     import keras  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_tf.kernels import choose as choose_kernels  # pylint: disable=g-import-not-at-top
 
     from albert_tf import distribute  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
@@ -174,6 +181,7 @@ def main(argv):
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,
         start_warmup_step=FLAGS.start_warmup_step, poly_power=FLAGS.poly_power, grad_accum_steps=FLAGS.grad_accum_steps,
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
+        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()),
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     run = PretrainingRun(

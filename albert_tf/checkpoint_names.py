@@ -118,7 +118,7 @@ def _encoder_variables(encoder):
     """Every block's variables under `group_{owner}/inner_group_{k}`, each sub-layer once."""
     variables = {}
     for kind, names in (("attention", ATTENTION_NAMES), ("ffn", FFN_NAMES)):
-        for layer_index in range(encoder.num_layers):
+        for layer_index in range(encoder.num_hidden_layers):
             owner = encoder.owner(kind, layer_index)
             for inner in range(encoder.inner_group_num):
                 sublayer = encoder.sublayer(kind, layer_index, inner)

@@ -1,3 +1,5 @@
-"""Imports albert_tf before any test module imports TensorFlow, so tests run with its CPU defaults."""
+"""Tests run with TensorFlow's oneDNN CPU kernels on, as the scripts ask for them."""
 
-import albert_tf  # noqa: F401
+from albert_tf.cli import prefer_onednn
+
+prefer_onednn()  # before any test module imports TensorFlow

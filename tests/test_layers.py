@@ -198,20 +198,20 @@ def test_sharing_modes_own_the_right_sub_layers(sharing, attention_owners, ffn_o
 
 def test_group_index_is_the_originals_float_expression():
     # int(15 / 22 * 22) == 14 in floating point: the original maps layers 14 and 15 to group 14.
-    encoder = SharedTransformerEncoder(22, 12, 3, 20, num_groups=22)
+    encoder = SharedTransformerEncoder(22, 12, 3, 20, num_hidden_groups=22)
     assert encoder.owner("attention", 15) == 14
     assert 15 not in encoder.owners("attention") and len(encoder.owners("attention")) == 21
-    grouped = SharedTransformerEncoder(12, 12, 3, 20, num_groups=4)
+    grouped = SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=4)
     assert [grouped.owner("ffn", layer) for layer in range(12)] == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3
 
 
 @pytest.mark.parametrize(
     "layer",
     [
-        FactorizedEmbedding(97, 8, 12, 16, 2, dropout_rate=0.1, name="embeddings"),
-        AttentionSubLayer(12, 3, dropout_rate=0.1, attention_dropout_rate=0.2),
-        FeedForwardSubLayer(12, 20, activation="relu"),
-        SharedTransformerEncoder(4, 12, 3, 20, num_groups=2, inner_group_num=2, sharing="ffn"),
+        FactorizedEmbedding(97, 8, 12, 16, 2, hidden_dropout_prob=0.1, name="embeddings"),
+        AttentionSubLayer(12, 3, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.2, kernels="cpu"),
+        FeedForwardSubLayer(12, 20, hidden_act="relu"),
+        SharedTransformerEncoder(4, 12, 3, 20, num_hidden_groups=2, inner_group_num=2, sharing="ffn"),
         SentenceOrderHead(12),
         ClassificationHead(3, 12, dropout_rate=0.2),
     ],
@@ -224,9 +224,9 @@ def test_get_config_round_trip(layer):
 
 
 def test_encoder_validates_at_construction():
-    with pytest.raises(ValueError, match="num_layers \\(12\\) must be divisible by num_groups \\(5\\)"):
-        SharedTransformerEncoder(12, 12, 3, 20, num_groups=5)
+    with pytest.raises(ValueError, match="num_hidden_layers \\(12\\) must be divisible by num_hidden_groups \\(5\\)"):
+        SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=5)
     with pytest.raises(ValueError, match="unknown sharing 'some'"):
         SharedTransformerEncoder(12, 12, 3, 20, sharing="some")
-    with pytest.raises(ValueError, match="hidden_size \\(12\\) must be divisible by num_heads \\(5\\)"):
+    with pytest.raises(ValueError, match="hidden_size \\(12\\) must be divisible by num_attention_heads \\(5\\)"):
         AttentionSubLayer(12, 5)

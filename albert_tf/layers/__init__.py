@@ -1,10 +1,10 @@
-"""ALBERT's Keras layers, one role per module."""
+"""ALBERT's Keras layers, one role per module: the model's math, in plain TensorFlow."""
 
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.classification_head import ClassificationHead
 from albert_tf.layers.factorized_embedding import FactorizedEmbedding
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
-from albert_tf.layers.last_block_at_positions import LastBlockAtPositions
 from albert_tf.layers.masked_lm_head import MaskedLMHead
+from albert_tf.layers.reference_kernels import ReferenceKernels
 from albert_tf.layers.sentence_order_head import SentenceOrderHead
 from albert_tf.layers.shared_encoder import SharedTransformerEncoder

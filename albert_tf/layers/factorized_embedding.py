@@ -7,6 +7,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import layer_norm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class FactorizedEmbedding(keras.layers.Layer):
     """Word + position + token-type embeddings of width E, LayerNorm, dropout, then E -> H.
 
@@ -26,7 +27,7 @@ class FactorizedEmbedding(keras.layers.Layer):
         hidden_size,
         max_position_embeddings,
         type_vocab_size,
-        dropout_rate=0.0,
+        hidden_dropout_prob=0.0,
         initializer_range=0.02,
         **kwargs,
     ):
@@ -36,11 +37,11 @@ class FactorizedEmbedding(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.max_position_embeddings = max_position_embeddings
         self.type_vocab_size = type_vocab_size
-        self.dropout_rate = dropout_rate
+        self.hidden_dropout_prob = hidden_dropout_prob
         self.initializer_range = initializer_range
 
         self.layer_norm = layer_norm("layer_norm")
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype="float32", name="dropout")
+        self.dropout = keras.layers.Dropout(hidden_dropout_prob, dtype="float32", name="dropout")
         self.projection = None
         if embedding_size != hidden_size:
             self.projection = keras.layers.Dense(
@@ -123,7 +124,7 @@ class FactorizedEmbedding(keras.layers.Layer):
                 "hidden_size": self.hidden_size,
                 "max_position_embeddings": self.max_position_embeddings,
                 "type_vocab_size": self.type_vocab_size,
-                "dropout_rate": self.dropout_rate,
+                "hidden_dropout_prob": self.hidden_dropout_prob,
                 "initializer_range": self.initializer_range,
             }
         )

@@ -2,40 +2,43 @@
 
 import keras
 
+from albert_tf import kernels as kernel_sets
 from albert_tf.layers.activations import get_activation
-from albert_tf.layers.dense_2d import dense_2d
 from albert_tf.layers.initializers import truncated_normal
-from albert_tf.layers.layer_norm import Float32Outputs, add_and_norm, layer_norm
+from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
     """Dense H -> I with the activation, dense I -> H, dropout, residual add and its LayerNorm.
 
-    Inputs are not autocast: the residual stream stays float32 (see `add_and_norm`).
+    Inputs are not autocast: the residual stream stays float32.
 
-    Call arguments: `hidden_states` [B, T, H], `training`, `casts` (a `WeightCasts` shared by
-    the layers of one forward pass).
+    Call arguments: `hidden_states` [B, T, H], `training`.
     """
 
     def __init__(
         self,
         hidden_size,
         intermediate_size,
-        activation="gelu",
-        dropout_rate=0.0,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.0,
         initializer_range=0.02,
+        kernels="reference",
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
+        get_activation(hidden_act)  # fails early on an unknown name
         self.hidden_size = hidden_size
         self.intermediate_size = intermediate_size
-        self.activation = activation
-        self.dropout_rate = dropout_rate
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
         self.initializer_range = initializer_range
+        self.kernels = kernel_sets.get(kernels)
 
+        # The activation is applied by `kernels.dense`, so that a kernel set can fuse it.
         self.intermediate = keras.layers.Dense(
             intermediate_size,
-            activation=get_activation(activation),
             kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy,
             name="intermediate",
@@ -47,7 +50,7 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
             name="output_dense",
         )
         self.output_dropout = keras.layers.Dropout(
-            dropout_rate, dtype=self.dtype_policy, name="output_dropout"
+            hidden_dropout_prob, dtype=self.dtype_policy, name="output_dropout"
         )
         self.layer_norm = layer_norm("layer_norm")
 
@@ -57,12 +60,11 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         self.layer_norm.build(input_shape)
         self.built = True
 
-    def call(self, hidden_states, training=None, casts=None):
-        activation = get_activation(self.activation, inference=not training)
-        intermediate = dense_2d(self.intermediate, hidden_states, casts, activation=activation)
-        output = dense_2d(self.output_dense, intermediate, casts)
+    def call(self, hidden_states, training=None):
+        intermediate = self.kernels.dense(self.intermediate, hidden_states, activation=self.hidden_act)
+        output = self.kernels.dense(self.output_dense, intermediate)
         output = self.output_dropout(output, training=training)
-        return add_and_norm(self.layer_norm, hidden_states, output)
+        return self.kernels.add_and_norm(self.layer_norm, hidden_states, output)
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -73,9 +75,10 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
             {
                 "hidden_size": self.hidden_size,
                 "intermediate_size": self.intermediate_size,
-                "activation": self.activation,
-                "dropout_rate": self.dropout_rate,
+                "hidden_act": self.hidden_act,
+                "hidden_dropout_prob": self.hidden_dropout_prob,
                 "initializer_range": self.initializer_range,
+                "kernels": self.kernels.name,
             }
         )
         return config

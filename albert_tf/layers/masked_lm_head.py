@@ -8,6 +8,7 @@ from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class MaskedLMHead(Float32Outputs, keras.layers.Layer):
     """Gathers the masked positions, dense H -> E with the activation, LayerNorm, then logits.
 
@@ -21,14 +22,14 @@ class MaskedLMHead(Float32Outputs, keras.layers.Layer):
     Returns logits [B, P, V].
     """
 
-    def __init__(self, embedding, activation="gelu", initializer_range=0.02, **kwargs):
+    def __init__(self, embedding, hidden_act="gelu", initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
         self.embedding = embedding
-        self.activation = activation
+        self.hidden_act = hidden_act
         self.initializer_range = initializer_range
         self.transform = keras.layers.Dense(
             embedding.embedding_size,
-            activation=get_activation(activation),
+            activation=get_activation(hidden_act),
             kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy,
             name="transform",
@@ -71,5 +72,5 @@ class MaskedLMHead(Float32Outputs, keras.layers.Layer):
         # The tied embedding is a layer of the enclosing model, which rebuilds this head from
         # its own config; only the scalar arguments are recorded here.
         config = super().get_config()
-        config.update({"activation": self.activation, "initializer_range": self.initializer_range})
+        config.update({"hidden_act": self.hidden_act, "initializer_range": self.initializer_range})
         return config

@@ -6,6 +6,7 @@ import tensorflow as tf
 from albert_tf.layers.initializers import truncated_normal
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class PooledLogitsHead(keras.layers.Layer):
     """Optional dropout, then `pooled @ output_weights^T + output_bias`, always in float32.
 

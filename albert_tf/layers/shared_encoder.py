@@ -1,12 +1,13 @@
 """The Transformer stack with ALBERT's cross-layer parameter sharing."""
 
 import keras
+import tensorflow as tf
 
+from albert_tf import kernels as kernel_sets
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
 from albert_tf.layers.layer_norm import Float32Outputs
-from albert_tf.layers.weight_casts import WeightCasts
 
 
 def _key(owner, inner):
@@ -14,64 +15,82 @@ def _key(owner, inner):
     return f"group_{owner}_inner_group_{inner}"
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
-    """Applies `num_layers` x `inner_group_num` post-LN blocks that reuse parameters.
+    """Applies `num_hidden_layers` x `inner_group_num` post-LN blocks that reuse parameters.
 
-    The layers are split into `num_groups` contiguous groups (layer l is in group
+    The layers are split into `num_hidden_groups` contiguous groups (layer l is in group
     int(l / L * G), as in the original). Each layer runs `inner_group_num` blocks in a row, each an
     attention sub-layer then a feed-forward sub-layer. `sharing` says which sub-layers a group's
     layers share: "all" (ALBERT), "attention", "ffn" or "none" (BERT-style). A shared sub-layer is
     owned by its group, an unshared one by its layer; each owns its own LayerNorm. Inputs are not
     autocast: between sub-layers the hidden states stay float32 under mixed precision.
 
-    Call arguments: `hidden_states` [B, T, H], `input_mask` [B, T] (1 = real token), `training`.
-    Returns the list of every block's output ([B, T, H], L * inner_group_num of them).
+    Call arguments: `hidden_states` [B, T, H], `input_mask` [B, T] (1 = real token),
+    `output_positions` int [B, R], `training`.
+    Returns the pair (every block's output, [B, T, H] each, L * inner_group_num of them; the last
+    block's output at `output_positions` only, [B, R, H]). The second is the last block run
+    again with queries at those R rows alone: a graph that reads nothing else of the last block
+    (a pretraining step reads [CLS] and the masked positions, a classifier [CLS]) leaves the full
+    last block unused, and TensorFlow prunes it.
     """
 
     def __init__(
         self,
-        num_layers,
+        num_hidden_layers,
         hidden_size,
-        num_heads,
+        num_attention_heads,
         intermediate_size,
-        num_groups=1,
+        num_hidden_groups=1,
         inner_group_num=1,
         sharing="all",
-        activation="gelu",
-        dropout_rate=0.0,
-        attention_dropout_rate=0.0,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
+        kernels="reference",
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
         if sharing not in SHARING_MODES:
             raise ValueError(f"unknown sharing {sharing!r}; allowed: {list(SHARING_MODES)}")
-        if num_layers % num_groups:
+        if num_hidden_layers % num_hidden_groups:
             raise ValueError(
-                f"num_layers ({num_layers}) must be divisible by num_groups ({num_groups})."
+                f"num_hidden_layers ({num_hidden_layers}) must be divisible by num_hidden_groups "
+                f"({num_hidden_groups})."
             )
-        self.num_layers = num_layers
+        self.num_hidden_layers = num_hidden_layers
         self.hidden_size = hidden_size
-        self.num_heads = num_heads
+        self.num_attention_heads = num_attention_heads
         self.intermediate_size = intermediate_size
-        self.num_groups = num_groups
+        self.num_hidden_groups = num_hidden_groups
         self.inner_group_num = inner_group_num
         self.sharing = sharing
-        self.activation = activation
-        self.dropout_rate = dropout_rate
-        self.attention_dropout_rate = attention_dropout_rate
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
+        self.kernels = kernel_sets.get(kernels)  # one object, shared by every sub-layer
 
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
         # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
         # tf.train.Checkpoint follows attributes, not Keras' tracked dicts or lists.
-        common = dict(dropout_rate=dropout_rate, initializer_range=initializer_range, dtype=self.dtype_policy)
+        common = dict(
+            hidden_size=hidden_size,
+            hidden_dropout_prob=hidden_dropout_prob,
+            initializer_range=initializer_range,
+            kernels=self.kernels,
+            dtype=self.dtype_policy,
+        )
         makers = {
             "attention": lambda name: AttentionSubLayer(
-                hidden_size, num_heads, attention_dropout_rate=attention_dropout_rate, name=name, **common
+                num_attention_heads=num_attention_heads,
+                attention_probs_dropout_prob=attention_probs_dropout_prob,
+                name=name,
+                **common,
             ),
             "ffn": lambda name: FeedForwardSubLayer(
-                hidden_size, intermediate_size, activation=activation, name=name, **common
+                intermediate_size=intermediate_size, hidden_act=hidden_act, name=name, **common
             ),
         }
         for kind, make in makers.items():
@@ -108,16 +127,16 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         some L = G (e.g. 22) it maps two layers to one group, and checkpoints follow that.
         """
         if self.is_shared(kind):
-            return int(layer_index / self.num_layers * self.num_groups)
+            return int(layer_index / self.num_hidden_layers * self.num_hidden_groups)
         return layer_index
 
     def owners(self, kind):
-        return sorted({self.owner(kind, layer) for layer in range(self.num_layers)})
+        return sorted({self.owner(kind, layer) for layer in range(self.num_hidden_layers)})
 
     def sublayer(self, kind, layer_index, inner_index):
         return getattr(self, f"{_key(self.owner(kind, layer_index), inner_index)}_{kind}")
 
-    def build(self, hidden_states_shape, input_mask_shape=None):
+    def build(self, hidden_states_shape, input_mask_shape=None, output_positions_shape=None):
         for layer in list(self.attention_layers.values()) + list(self.ffn_layers.values()):
             layer.build(hidden_states_shape)
         self.built = True
@@ -126,38 +145,42 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         """The (attention, ffn) sub-layer pairs in the order they run, L * inner_group_num of them."""
         return [
             (self.sublayer("attention", layer, inner), self.sublayer("ffn", layer, inner))
-            for layer in range(self.num_layers)
+            for layer in range(self.num_hidden_layers)
             for inner in range(self.inner_group_num)
         ]
 
-    def call(self, hidden_states, input_mask, training=None):
+    def call(self, hidden_states, input_mask, output_positions, training=None):
         bias = attention_bias(input_mask)
-        casts = WeightCasts()  # shared sub-layers cast their weights once for all their layers
         outputs = []
-        for attention, ffn in self.blocks():
-            attended = attention(hidden_states, bias, training=training, casts=casts)
-            hidden_states = ffn(attended, training=training, casts=casts)
-            outputs.append(hidden_states)
-        return outputs
+        with self.kernels.forward_pass():
+            for attention, ffn in self.blocks():
+                block_input = hidden_states
+                hidden_states = ffn(attention(hidden_states, bias, training=training), training=training)
+                outputs.append(hidden_states)
+            rows = tf.gather(block_input, tf.cast(output_positions, tf.int32), batch_dims=1)
+            attended = attention(block_input, bias, training=training, query_states=rows)
+            return outputs, ffn(attended, training=training)
 
-    def compute_output_shape(self, hidden_states_shape, input_mask_shape=None):
-        return [tuple(hidden_states_shape)] * (self.num_layers * self.inner_group_num)
+    def compute_output_shape(self, hidden_states_shape, input_mask_shape, output_positions_shape):
+        outputs = [tuple(hidden_states_shape)] * (self.num_hidden_layers * self.inner_group_num)
+        return outputs, tuple(output_positions_shape) + (hidden_states_shape[-1],)
 
     def get_config(self):
         config = super().get_config()
         config.update(
             {
-                "num_layers": self.num_layers,
+                "num_hidden_layers": self.num_hidden_layers,
                 "hidden_size": self.hidden_size,
-                "num_heads": self.num_heads,
+                "num_attention_heads": self.num_attention_heads,
                 "intermediate_size": self.intermediate_size,
-                "num_groups": self.num_groups,
+                "num_hidden_groups": self.num_hidden_groups,
                 "inner_group_num": self.inner_group_num,
                 "sharing": self.sharing,
-                "activation": self.activation,
-                "dropout_rate": self.dropout_rate,
-                "attention_dropout_rate": self.attention_dropout_rate,
+                "hidden_act": self.hidden_act,
+                "hidden_dropout_prob": self.hidden_dropout_prob,
+                "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
+                "kernels": self.kernels.name,
             }
         )
         return config

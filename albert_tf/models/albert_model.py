@@ -16,25 +16,6 @@ def text_inputs():
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
 
 
-def policy_name(dtype):
-    """A dtype policy argument as a serializable name (None means the global policy)."""
-    return None if dtype is None else keras.dtype_policies.get(dtype).name
-
-
-def encode_for_heads(albert, last_block_at_positions, inputs, positions):
-    """Symbolic wiring for a model whose heads read a few positions of the last block.
-
-    Runs `albert`'s layers on `inputs` (from `text_inputs()`) and returns `(encoder_outputs,
-    rows)`: every block's full output, and the last block at `positions` [B, R] only, [B, R, H],
-    from `last_block_at_positions` (a `LastBlockAtPositions` over `albert.encoder`). Heads fed
-    from `rows` leave the full last block unused, and TF prunes it from the graph.
-    """
-    embedded = albert.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-    encoder_outputs = albert.encoder(embedded, inputs["input_mask"])
-    last_block_input = encoder_outputs[-2] if len(encoder_outputs) > 1 else embedded
-    return encoder_outputs, last_block_at_positions(last_block_input, inputs["input_mask"], positions)
-
-
 def as_config(config):
     return config if isinstance(config, AlbertConfig) else AlbertConfig.from_dict(config)
 
@@ -50,9 +31,11 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
     Args:
         config: an `AlbertConfig` (or its dict).
         dtype: a Keras dtype policy, e.g. "mixed_bfloat16"; LayerNorm, softmax and logits stay float32.
+        kernels: the kernel set the layers compute with (`albert_tf.kernels`): "reference" (the
+            plain math), "cpu" or "cpu_inference". Same values, different speed.
     """
 
-    def __init__(self, config, dtype=None, **kwargs):
+    def __init__(self, config, dtype=None, kernels="reference", **kwargs):
         config = as_config(config)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(
@@ -61,23 +44,24 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             hidden_size=config.hidden_size,
             max_position_embeddings=config.max_position_embeddings,
             type_vocab_size=config.type_vocab_size,
-            dropout_rate=config.hidden_dropout_prob,
+            hidden_dropout_prob=config.hidden_dropout_prob,
             initializer_range=config.initializer_range,
             dtype=dtype,
             name="embeddings",
         )
         self.encoder = SharedTransformerEncoder(
-            num_layers=config.num_hidden_layers,
+            num_hidden_layers=config.num_hidden_layers,
             hidden_size=config.hidden_size,
-            num_heads=config.num_attention_heads,
+            num_attention_heads=config.num_attention_heads,
             intermediate_size=config.intermediate_size,
-            num_groups=config.num_hidden_groups,
+            num_hidden_groups=config.num_hidden_groups,
             inner_group_num=config.inner_group_num,
             sharing=config.sharing,
-            activation=config.hidden_act,
-            dropout_rate=config.hidden_dropout_prob,
-            attention_dropout_rate=config.attention_probs_dropout_prob,
+            hidden_act=config.hidden_act,
+            hidden_dropout_prob=config.hidden_dropout_prob,
+            attention_probs_dropout_prob=config.attention_probs_dropout_prob,
             initializer_range=config.initializer_range,
+            kernels=kernels,
             dtype=dtype,
             name="encoder",
         )
@@ -91,20 +75,31 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
 
         # === Functional model ===
         inputs = text_inputs()
-        embedded = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-        encoder_outputs = self.encoder(embedded, inputs["input_mask"])
-        sequence_output = encoder_outputs[-1]
-        pooled_output = self.pooler(sequence_output[:, 0, :])
-        super().__init__(
-            inputs=inputs,
-            outputs={
-                "sequence_output": sequence_output,
-                "pooled_output": pooled_output,
-                "encoder_outputs": encoder_outputs,
-            },
-            **kwargs,
-        )
+        super().__init__(inputs=inputs, outputs=self.encode(inputs), **kwargs)
 
         # === Config ===
         self.config = config
-        self._policy_name = policy_name(dtype)
+        self.dtype_policy_name = None if dtype is None else keras.dtype_policies.get(dtype).name
+        self.kernels = self.encoder.kernels.name
+
+    def encode(self, inputs, output_positions=None):
+        """The backbone's one wiring, on symbolic inputs: its own outputs, and task models' too.
+
+        The pooler reads [CLS] from the encoder's apart run of the last block (see
+        `SharedTransformerEncoder`), so a graph that needs only `pooled_output` never computes
+        the full last block. With `output_positions` int [B, R] the outputs also hold
+        `positions_output` [B, R, H], the last block at those rows from the same apart run.
+        """
+        embedded = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+        head_positions = keras.ops.zeros_like(inputs["input_word_ids"][:, :1])  # [CLS]
+        if output_positions is not None:
+            head_positions = keras.ops.concatenate([head_positions, output_positions], axis=1)
+        encoder_outputs, head_rows = self.encoder(embedded, inputs["input_mask"], head_positions)
+        outputs = {
+            "sequence_output": encoder_outputs[-1],
+            "pooled_output": self.pooler(head_rows[:, 0, :]),
+            "encoder_outputs": encoder_outputs,
+        }
+        if output_positions is not None:
+            outputs["positions_output"] = head_rows[:, 1:, :]
+        return outputs

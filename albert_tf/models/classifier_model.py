@@ -3,9 +3,9 @@
 import keras
 
 from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
-from albert_tf.layers.last_block_at_positions import LastBlockAtPositions
-from albert_tf.models.albert_model import AlbertModel, as_config, encode_for_heads, policy_name, text_inputs
+from albert_tf.models.albert_model import text_inputs
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
+from albert_tf.models.task_backbone import backbone_for
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -14,12 +14,16 @@ class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
 
     `num_labels=1` is regression (STS-B): the single logit is the score. Inputs are the
     backbone's three; the output is a dict with `logits` and `pooled_output`.
+
+    Args: `config`, `dtype` and `kernels` as `AlbertModel`'s, or `backbone`, an `AlbertModel`;
+    `num_labels`; `dropout_rate` on the pooled output (the original's 0.1).
     """
 
-    def __init__(self, config, num_labels, dropout_rate=CLASSIFIER_DROPOUT, dtype=None, **kwargs):
-        config = as_config(config)
+    def __init__(self, config=None, num_labels=2, dropout_rate=CLASSIFIER_DROPOUT, dtype=None,
+                 kernels="reference", backbone=None, **kwargs):
         # === Layers ===
-        self.albert = AlbertModel(config, dtype=dtype, name="albert")
+        self.albert = backbone_for(config, dtype, kernels, backbone)
+        config = self.albert.config
         self.classification_head = ClassificationHead(
             num_labels,
             config.hidden_size,
@@ -28,17 +32,9 @@ class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
             name="classification_head",
         )
 
-        self.last_block_at_positions = LastBlockAtPositions(
-            self.albert.encoder, dtype=dtype, name="last_block_at_positions"
-        )
-
         # === Functional model ===
-        # Both outputs read [CLS] only, so the last block runs at [CLS] only (see
-        # `LastBlockAtPositions`): training and serving skip most of one layer's work.
         inputs = text_inputs()
-        cls_position = keras.ops.zeros_like(inputs["input_word_ids"][:, :1])
-        _, cls_rows = encode_for_heads(self.albert, self.last_block_at_positions, inputs, cls_position)
-        pooled_output = self.albert.pooler(cls_rows[:, 0, :])
+        pooled_output = self.albert(inputs)["pooled_output"]
         super().__init__(
             inputs=inputs,
             outputs={"logits": self.classification_head(pooled_output), "pooled_output": pooled_output},
@@ -49,7 +45,8 @@ class AlbertClassifier(RebuiltFromAlbertConfig, keras.Model):
         self.config = config
         self.num_labels = num_labels
         self.dropout_rate = dropout_rate
-        self._policy_name = policy_name(dtype)
+        self.dtype_policy_name = self.albert.dtype_policy_name
+        self.kernels = self.albert.kernels
 
     def extra_config(self):
         return {"num_labels": self.num_labels, "dropout_rate": self.dropout_rate}

@@ -2,11 +2,11 @@
 
 import keras
 
-from albert_tf.layers.last_block_at_positions import LastBlockAtPositions
 from albert_tf.layers.masked_lm_head import MaskedLMHead
 from albert_tf.layers.sentence_order_head import SentenceOrderHead
-from albert_tf.models.albert_model import AlbertModel, as_config, encode_for_heads, policy_name, text_inputs
+from albert_tf.models.albert_model import text_inputs
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
+from albert_tf.models.task_backbone import backbone_for
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -16,47 +16,43 @@ class AlbertPretrainingModel(RebuiltFromAlbertConfig, keras.Model):
     Inputs: the backbone's three inputs plus `masked_lm_positions` int32 [B, P].
     Outputs: `sequence_output`, `pooled_output`, `mlm_logits` [B, P, V], `sop_logits` [B, 2]
     (logits in float32).
+
+    Args: `config`, `dtype` and `kernels` as `AlbertModel`'s, or `backbone`, an `AlbertModel`.
     """
 
-    def __init__(self, config, dtype=None, **kwargs):
-        config = as_config(config)
+    def __init__(self, config=None, dtype=None, kernels="reference", backbone=None, **kwargs):
         # === Layers ===
-        self.albert = AlbertModel(config, dtype=dtype, name="albert")
+        self.albert = backbone_for(config, dtype, kernels, backbone)
+        config = self.albert.config
         self.masked_lm_head = MaskedLMHead(
             self.albert.embeddings,
-            activation=config.hidden_act,
+            hidden_act=config.hidden_act,
             initializer_range=config.initializer_range,
-            dtype=dtype,
+            dtype=self.albert.dtype_policy_name,
             name="masked_lm_head",
         )
         self.sentence_order_head = SentenceOrderHead(
             config.hidden_size, initializer_range=config.initializer_range, name="sentence_order_head"
         )
-        self.last_block_at_positions = LastBlockAtPositions(
-            self.albert.encoder, dtype=dtype, name="last_block_at_positions"
-        )
 
         # === Functional model ===
-        # The heads read the last block at [CLS] and the masked positions only, computed apart
-        # (see `LastBlockAtPositions`): a training step, which needs nothing else, never
-        # computes the last block at the other positions.
+        # The heads read the last block at [CLS] and the masked positions only (`positions_output`):
+        # a training step, which needs nothing else, never computes the full last block.
         inputs = text_inputs()
-        positions = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
-        inputs["masked_lm_positions"] = positions
-        head_positions = keras.ops.concatenate([keras.ops.zeros_like(positions[:, :1]), positions], axis=1)
-        encoder_outputs, head_rows = encode_for_heads(self.albert, self.last_block_at_positions, inputs, head_positions)
-        pooled_output = self.albert.pooler(head_rows[:, 0, :])
+        inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        encoded = self.albert.encode(inputs, output_positions=inputs["masked_lm_positions"])
         super().__init__(
             inputs=inputs,
             outputs={
-                "sequence_output": encoder_outputs[-1],
-                "pooled_output": pooled_output,
-                "mlm_logits": self.masked_lm_head(head_rows[:, 1:, :]),
-                "sop_logits": self.sentence_order_head(pooled_output),
+                "sequence_output": encoded["sequence_output"],
+                "pooled_output": encoded["pooled_output"],
+                "mlm_logits": self.masked_lm_head(encoded["positions_output"]),
+                "sop_logits": self.sentence_order_head(encoded["pooled_output"]),
             },
             **kwargs,
         )
 
         # === Config ===
         self.config = config
-        self._policy_name = policy_name(dtype)
+        self.dtype_policy_name = self.albert.dtype_policy_name
+        self.kernels = self.albert.kernels

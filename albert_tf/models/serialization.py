@@ -4,8 +4,8 @@
 class RebuiltFromAlbertConfig:
     """`get_config`/`from_config` for a model whose whole structure follows from its config.
 
-    Subclasses set `self.config` and `self._policy_name` and add any other constructor
-    arguments through `extra_config()`.
+    Subclasses set `self.config`, `self.dtype_policy_name` and `self.kernels`, and add any other
+    constructor arguments through `extra_config()`.
     """
 
     def extra_config(self):
@@ -14,7 +14,8 @@ class RebuiltFromAlbertConfig:
     def get_config(self):
         return {
             "config": self.config.to_dict(),
-            "dtype": self._policy_name,
+            "dtype": self.dtype_policy_name,
+            "kernels": self.kernels,
             "name": self.name,
             **self.extra_config(),
         }

@@ -38,6 +38,7 @@ class TrainerSettings:
     mixed_precision: str = "float32"
     jit_compile: bool = False
     clip_norm: float = 1.0
+    kernels: str = "reference"  # the model's kernel set (albert_tf.kernels)
 
 
 class PretrainingTrainer:
@@ -56,7 +57,7 @@ class PretrainingTrainer:
         self.micro_batch_size = per_replica // settings.grad_accum_steps
         dtype = None if settings.mixed_precision == "float32" else settings.mixed_precision
         with strategy.scope():
-            self.model = AlbertPretrainingModel(albert_config, dtype=dtype)
+            self.model = AlbertPretrainingModel(albert_config, dtype=dtype, kernels=settings.kernels)
             self.optimizer = optimization.create_optimizer(
                 settings.optimizer,
                 settings.learning_rate,

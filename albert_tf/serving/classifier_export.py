@@ -13,7 +13,7 @@ padded to its longest row (capped at `max_seq_length`, longer text is truncated)
 
 import tensorflow as tf
 
-from albert_tf.layers.fused_elementwise import plain_tf_ops
+from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
@@ -27,7 +27,8 @@ class ClassifierServingModule(tf.Module):
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
                  max_seq_length=512):
         super().__init__()
-        self.classifier = classifier
+        # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
+        self.classifier = with_kernels(classifier, "reference")
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         self.packer = AlbertInputPacker(
             None, cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id,
@@ -47,8 +48,7 @@ class ClassifierServingModule(tf.Module):
         return self._outputs(inputs)
 
     def _outputs(self, inputs):
-        with plain_tf_ops():  # TF Serving runs XLA-compiled functions only when told to
-            logits = self.classifier(inputs, training=False)["logits"]
+        logits = self.classifier(inputs, training=False)["logits"]
         if self.label_names is None:
             return {"score": logits[:, 0]}
         return {

@@ -13,7 +13,7 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.layers.fused_elementwise import plain_tf_ops
+from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.versioned_dir import next_version, save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
@@ -26,14 +26,14 @@ class EncoderModule(tf.Module):
 
     def __init__(self, albert):
         super().__init__()
-        self.albert = albert
+        # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
+        self.albert = with_kernels(albert, "reference")
         spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
         self.__call__ = tf.function(self._encode, input_signature=[spec])
         self.serve = tf.function(self._serve, input_signature=[spec])
 
     def _encode(self, inputs):
-        with plain_tf_ops():  # TF Serving runs XLA-compiled functions only when told to
-            outputs = self.albert(inputs, training=False)
+        outputs = self.albert(inputs, training=False)
         return {
             "sequence_output": outputs["sequence_output"],
             "pooled_output": outputs["pooled_output"],

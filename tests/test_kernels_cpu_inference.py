@@ -1,7 +1,7 @@
-"""Inference on oneDNN CPUs: where its forms apply, that they compute what the other forms
-compute, and that TF's rewrites really fuse them (the kernels that ran, from TF's profiler)."""
+"""The "cpu_inference" kernel set: where its oneDNN forms apply, that they compute what the
+reference computes, and that TF's rewrites really fuse them (the kernels that ran, from TF's
+profiler)."""
 
-import contextlib
 import platform
 import re
 
@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertModel, AlbertPretrainingModel
-from albert_tf.layers import FeedForwardSubLayer, fused_elementwise
-from albert_tf.layers.activations import gelu, gelu_for_inference
-from albert_tf.layers.attention import attention_bias, attention_probabilities
-from albert_tf.layers.fused_elementwise import plain_tf_ops
+from albert_tf import AlbertModel, AlbertPretrainingModel, kernels
+from albert_tf.kernels.cpu_inference import onednn_forms_apply, onednn_runs
+from albert_tf.layers import FeedForwardSubLayer
+from albert_tf.layers.attention import attention_bias
 from model_test_data import backbone_inputs, batch_for, executed_op_types, tiny, xla_compiled_functions
 
-# TF's x86 Linux wheels carry oneDNN (and albert_tf turns it on, see test_tf_defaults.py); whether
+# TF's x86 Linux wheels carry oneDNN (on by default where the tests run, see conftest.py); whether
 # it runs bfloat16 depends on the CPU (AVX-512), so the bfloat16 tests check either branch.
-BF16_ON_ONEDNN = fused_elementwise._onednn_runs(tf.bfloat16)
+BF16_ON_ONEDNN = onednn_runs(tf.bfloat16)
+INFERENCE = kernels.get("cpu_inference")
+REFERENCE = kernels.get("reference")
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="oneDNN ships in x86 builds")
 
 
@@ -32,28 +33,22 @@ def xla_kernels(function, *inputs):
     return {re.fullmatch(r"__inference_(.+)_\d+", name).group(1) for name in xla_compiled_functions(graph_def)}
 
 
-def test_applies_only_in_traced_cpu_graphs_outside_xla_unless_switched_off(monkeypatch):
-    monkeypatch.delenv(fused_elementwise.ENV_VAR, raising=False)
-
+def test_applies_only_in_traced_graphs_outside_xla():
     def probe(dtype=tf.float32):
-        return tf.constant(fused_elementwise.onednn_inference(dtype))
+        return tf.constant(onednn_forms_apply(dtype))
 
     assert traced(probe)
     assert traced(lambda: probe(tf.bfloat16)) == BF16_ON_ONEDNN
     assert not traced(lambda: probe(tf.float16))  # the XLA kernels compute float16 in float32
-    assert not fused_elementwise.onednn_inference(tf.float32)  # eager
+    assert not onednn_forms_apply(tf.float32)  # eager
     assert not traced(probe, jit_compile=True)  # XLA compiles the whole function: no oneDNN rewrites
-    with plain_tf_ops():
-        assert not traced(probe)
-    monkeypatch.setenv(fused_elementwise.ENV_VAR, "0")
-    assert not traced(probe)
 
 
 def test_onednn_softmax_of_bfloat16_is_the_float32_softmax_rounded_once():
     # What lets the inference form take the softmax in bfloat16: oneDNN computes it in float32.
     # Where oneDNN does not run bfloat16 (TF's Eigen softmax rounds each step), the form is not used.
     scores = tf.cast(tf.random.stateless_normal((64, 128), seed=(1, 2), stddev=4.0), tf.bfloat16)
-    used = traced(lambda s: tf.constant(fused_elementwise.onednn_inference(s.dtype)), scores)
+    used = traced(lambda s: tf.constant(onednn_forms_apply(s.dtype)), scores)
     got = traced(lambda s: tf.nn.softmax(s), scores)
     want = tf.cast(tf.nn.softmax(tf.cast(scores, tf.float32)), tf.bfloat16)
     assert bool(used) == BF16_ON_ONEDNN
@@ -62,28 +57,30 @@ def test_onednn_softmax_of_bfloat16_is_the_float32_softmax_rounded_once():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_attention_inference_form_equals_the_training_form(dtype):
+def test_attention_inference_form_equals_the_reference(dtype):
     rng = np.random.default_rng(4)
     query, key = (tf.cast(rng.normal(0.0, 2.0, (3, 2, 5, 64)), dtype) for _ in range(2))
     bias = attention_bias(tf.constant((np.arange(5)[None, :] < [[5], [3], [1]]).astype("int32")))
     forms = {
-        inference: traced(lambda q, k, b: attention_probabilities(q, k, b, 1 / 8, inference=inference), query, key, bias)
-        for inference in (True, False)
+        kernel_set.name: traced(lambda q, k, b: kernel_set.attention_probabilities(q, k, b, 1 / 8), query, key, bias)
+        for kernel_set in (INFERENCE, REFERENCE)
     }
-    assert forms[True].dtype == forms[False].dtype == dtype
-    got, want = (forms[inference].numpy().astype("float32") for inference in (True, False))
+    assert forms["cpu_inference"].dtype == forms["reference"].dtype == dtype
+    got, want = (forms[name].numpy().astype("float32") for name in ("cpu_inference", "reference"))
     assert np.all(got[1, ..., 3:] == 0) and np.all(got[2, ..., 1:] == 0)  # masked keys
     # Same float32 softmax of the same scores; at most the last bit of the rounding differs.
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 2**-7, atol=1e-7)
 
 
-def test_gelu_for_inference_equals_gelu_and_fuses_into_the_matmul():
+def test_ffn_gelu_fuses_into_the_matmul_and_equals_the_reference():
     x = tf.constant(np.random.default_rng(0).normal(0, 3, (64, 48)), tf.float32)
-    np.testing.assert_allclose(traced(gelu_for_inference, x), traced(gelu, x), rtol=1e-6, atol=1e-6)
-    ffn = FeedForwardSubLayer(hidden_size=48, intermediate_size=96)
+    ffn = FeedForwardSubLayer(hidden_size=48, intermediate_size=96, kernels="cpu_inference")
     ffn.build((64, 48))
+    reference = FeedForwardSubLayer(hidden_size=48, intermediate_size=96)
+    reference.build((64, 48))
+    reference.set_weights(ffn.get_weights())
     run = tf.function(lambda states: ffn(states, training=False))
-    np.testing.assert_allclose(run(x), ffn(x, training=False), rtol=1e-5, atol=1e-5)  # eager: plain ops
+    np.testing.assert_allclose(run(x), reference(x, training=False), rtol=1e-5, atol=1e-5)
     ran = executed_op_types(run, x)
     assert ran["_MklNativeFusedMatMul"] == 2 and not {"Tanh", "Sigmoid", "Pow"} & set(ran), ran
     assert xla_kernels(run, x) == {"_add_and_norm_forward"}
@@ -93,7 +90,7 @@ def test_gelu_for_inference_equals_gelu_and_fuses_into_the_matmul():
 def test_model_inference_runs_the_fused_onednn_kernels(shapes, policy):  # dynamic: GLUE's padded batches
     config = tiny()
     layers = config.num_hidden_layers
-    model = AlbertModel(config, dtype=None if policy == "float32" else policy)
+    model = AlbertModel(config, dtype=None if policy == "float32" else policy, kernels="cpu_inference")
     inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
     signature = [{k: tf.TensorSpec([None, None], tf.int32) for k in inputs}] if shapes == "dynamic" else None
     infer = tf.function(lambda batch: model(batch)["sequence_output"], input_signature=signature)
@@ -111,13 +108,12 @@ def test_model_inference_runs_the_fused_onednn_kernels(shapes, policy):  # dynam
 
 
 def inference_in_both_forms(model, inputs):
-    """{"onednn" | "portable": model(inputs)}, each from a trace in that form."""
+    """{"onednn" | "portable": outputs}: `model` (the reference kernels) and its "cpu_inference"
+    copy, each traced."""
     outputs = {}
-    for name, context in (("onednn", contextlib.nullcontext), ("portable", plain_tf_ops)):
-        infer = tf.function(lambda batch: model(batch))
-        with context():
-            infer.get_concrete_function(inputs)
-        outputs[name] = infer(inputs)
+    for name, kernel_set in (("onednn", "cpu_inference"), ("portable", "reference")):
+        copy = kernels.with_kernels(model, kernel_set)
+        outputs[name] = tf.function(lambda batch: copy(batch))(inputs)
     return outputs
 
 
@@ -136,7 +132,8 @@ def test_model_inference_same_outputs_as_the_portable_forms(policy):
 
 
 def test_pretraining_heads_last_block_at_positions_same_in_the_inference_forms():
-    # LastBlockAtPositions runs queries on a few rows and keys/values on all: its own projections.
+    # The last block at the heads' positions runs queries on a few rows and keys/values on all:
+    # its own projections.
     config = tiny()
     model = AlbertPretrainingModel(config)
     inputs = {k: tf.constant(v) for k, v in batch_for(config, seq=16, predictions=5).items()}

@@ -9,7 +9,7 @@ the layers keep their variables, so checkpoints are untouched.
 
 import tensorflow as tf
 
-from albert_tf.layers.weight_casts import WeightCasts
+from albert_tf.kernels.weight_casts import WeightCasts
 
 
 def _flat_outputs(layers, inputs, casts):

@@ -1,0 +1,59 @@
+"""Kernel sets: interchangeable implementations of the few operations ALBERT's layers compute
+through (see `albert_tf.layers.reference_kernels`).
+
+- "reference": the plain math, for reading, GPUs and TPUs (where `jit_compile` fuses the same
+  chains) and every export.
+- "cpu": for training on CPUs: elementwise chains as XLA kernels with hand-written gradients,
+  matmuls on 2-D views with their weights cast once per pass, Q/K/V as one matmul.
+- "cpu_inference": "cpu", with the forms that TensorFlow's oneDNN graph rewrites fuse into the
+  matmuls, for graphs that take no gradient on oneDNN CPUs.
+
+A model takes one by name (`kernels=`) and records it in its config; all compute the same values
+to float rounding (tested).
+"""
+
+KERNEL_SETS = ("reference", "cpu", "cpu_inference")
+# What the scripts' `--kernels` accepts: a kernel set, or "auto" (see `choose`).
+KERNELS_FLAG_VALUES = ("auto",) + KERNEL_SETS
+
+
+def get(kernels):
+    """The kernel set named `kernels` (or `kernels` itself if it is already one)."""
+    if not isinstance(kernels, str):
+        return kernels
+    if kernels == "reference":
+        from albert_tf.layers.reference_kernels import ReferenceKernels
+
+        return ReferenceKernels()
+    if kernels == "cpu":
+        from albert_tf.kernels.cpu import CpuKernels
+
+        return CpuKernels()
+    if kernels == "cpu_inference":
+        from albert_tf.kernels.cpu_inference import CpuInferenceKernels
+
+        return CpuInferenceKernels()
+    raise ValueError(f"unknown kernels {kernels!r}; allowed: {list(KERNEL_SETS)}")
+
+
+def choose(kernels, logical_devices):
+    """`kernels`, with "auto" decided once: "cpu" when `logical_devices` (from
+    `tf.config.list_logical_devices()`) are all CPUs, else "reference" (on GPUs and TPUs XLA
+    fuses the same chains itself). Logs the choice."""
+    if kernels != "auto":
+        return kernels
+    chosen = "cpu" if all(device.device_type == "CPU" for device in logical_devices) else "reference"
+    from absl import logging
+
+    logging.info("--kernels=auto: using the %r kernel set", chosen)
+    return chosen
+
+
+def with_kernels(model, kernels):
+    """`model` itself if it computes with `kernels`, else a copy of it (same config and weights)
+    that does: e.g. the reference form of a model trained with the CPU kernels, for an export."""
+    if model.kernels == kernels:
+        return model
+    copy = type(model).from_config({**model.get_config(), "kernels": kernels})
+    copy.set_weights(model.get_weights())
+    return copy

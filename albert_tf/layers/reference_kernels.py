@@ -1,0 +1,47 @@
+"""The kernel interface, implemented as ALBERT's plain math: the model's reference path.
+
+The layers compute through a small set of operations (`dense`, `project_heads`,
+`attention_probabilities`, `add_and_norm`, within a `forward_pass`). This class is their
+definition, in plain TensorFlow and Keras, and what a reader checks against the paper. A kernel
+set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
+hardware; the model picks one by its `kernels` argument.
+"""
+
+import contextlib
+
+import tensorflow as tf
+
+from albert_tf.layers.activations import get_activation
+from albert_tf.layers.attention_heads import split_heads
+
+
+class ReferenceKernels:
+    """ALBERT's math in plain ops. Mixed precision: matmuls in the compute dtype; the softmax,
+    the residual add and LayerNorm in float32."""
+
+    name = "reference"
+
+    def forward_pass(self):
+        """Encloses one forward pass of the encoder (a kernel set may share work within it)."""
+        return contextlib.nullcontext()
+
+    def dense(self, layer, inputs, activation="linear"):
+        """`activation(layer(inputs))` for a Keras `Dense` layer without an activation of its own."""
+        return get_activation(activation)(layer(inputs))
+
+    def project_heads(self, layers, inputs, num_heads):
+        """Each Dense of `layers` ([H, H]) applied to `inputs` [B, T, H], split into heads
+        [B, num_heads, T, H / num_heads]: the query, key and value projections."""
+        return [split_heads(layer(inputs), num_heads) for layer in layers]
+
+    def attention_probabilities(self, query, key, bias, scale):
+        """softmax(query @ key^T * scale + bias) over the keys, in float32, returned in the
+        query's dtype: [B, N, Q, d], [B, N, T, d], bias [B, 1, 1, T] -> [B, N, Q, T]."""
+        scores = tf.matmul(query, key, transpose_b=True)
+        probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) * scale + bias, axis=-1)
+        return tf.cast(probabilities, query.dtype)
+
+    def add_and_norm(self, norm, residual, output):
+        """`norm(residual + output)`, the post-LN residual connection, in float32 (the residual
+        stream between sub-layers stays float32 under mixed precision)."""
+        return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
