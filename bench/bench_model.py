@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median, onednn_state  # noqa: E402
 
-SYSTEMS = ("ours", "ours_unfused", "keras_hub", "hf_torch", "matmul_floor")
+SYSTEMS = ("ours", "ours_reference", "keras_hub", "hf_torch", "matmul_floor")
 DTYPES = ("float32", "mixed_bfloat16")
 KINDS = ("train", "infer")
 BASE_CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -146,26 +146,22 @@ def live_ops(graph):
     return live
 
 
-def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch, fused=True):
-    """Our model; `fused=False` traces it with the fused elementwise kernels off (plain TF ops),
-    to show what they change side by side (with XLA on, the whole step is one XLA program
-    either way)."""
-    import contextlib
-
+def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch, cpu_kernels=True):
+    """Our model: with the CPU kernel sets ("cpu" to train, "cpu_inference" to infer), or with
+    `cpu_kernels=False` the reference kernels, to show what they change side by side (with XLA
+    on, the whole step is one XLA program either way)."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.layers.fused_elementwise import plain_tf_ops
     from albert_tf.models import AlbertModel, AlbertPretrainingModel
 
     def traced(function, batch):
-        with contextlib.nullcontext() if fused else plain_tf_ops():
-            function.get_concrete_function(batch)  # later calls reuse this trace
+        function.get_concrete_function(batch)  # later calls reuse this trace
         return timed(tf, function, batch)
 
     config = AlbertConfig.from_dict(cfg)
     policy = None if dtype == "float32" else dtype
     cases = {}
     if train_batch is not None:
-        model = AlbertPretrainingModel(config, dtype=policy)
+        model = AlbertPretrainingModel(config, dtype=policy, kernels="cpu" if cpu_kernels else "reference")
         feed = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 
         def forward(batch):
@@ -176,7 +172,7 @@ def ours_cases(tf, keras, cfg, dtype, xla, train_batch, infer_batch, fused=True)
         batch = {k: tf.constant(v) for k, v in train_batch.items()}
         cases["train"] = traced(step, batch)
     if infer_batch is not None:
-        backbone = AlbertModel(config, dtype=policy)
+        backbone = AlbertModel(config, dtype=policy, kernels="cpu_inference" if cpu_kernels else "reference")
 
         @tf.function(jit_compile=xla)
         def infer(batch):
@@ -442,10 +438,10 @@ def main(argv=None):
                     cases[name], meta[name] = fn, (system, dtype, False, kind)
             continue
         builder = {"ours": ours_cases, "keras_hub": keras_hub_cases,
-                   "ours_unfused": functools.partial(ours_cases, fused=False)}[system]
+                   "ours_reference": functools.partial(ours_cases, cpu_kernels=False)}[system]
         for dtype in dtypes:
             for xla in xla_modes:
-                if system == "ours_unfused" and xla:
+                if system == "ours_reference" and xla:
                     continue  # under XLA there is nothing to unfuse: the step is one XLA program
                 built = builder(tf, keras, cfg, dtype, xla, use_train, use_infer)
                 for kind, fn in built.items():
@@ -497,7 +493,7 @@ def main(argv=None):
         if floor and hub:
             print(f"{kind}: best keras-hub / matmul floor = {hub / floor:.2f} (the largest speedup over "
                   f"keras-hub that a full-model implementation with these kernels can show in this run)")
-    casts = {name: fn.casts() for name, fn in cases.items() if meta[name][0] in ("ours", "ours_unfused", "keras_hub")}
+    casts = {name: fn.casts() for name, fn in cases.items() if meta[name][0] in ("ours", "ours_reference", "keras_hub")}
     print("\n| case | float casts (ops) | elements cast (M) |\n|---|---|---|")
     for name, (ops, elements) in casts.items():
         print(f"| {name} | {ops} | {elements / 1e6:.1f} |")

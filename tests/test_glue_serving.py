@@ -126,9 +126,9 @@ def test_exports_serve_raw_text_in_a_fresh_process(tmp_path):
         assert needle in listing
 
 
-def test_serving_graphs_hold_no_xla_kernels_even_for_static_shapes():
+def test_serving_graphs_trace_the_reference_kernels_of_a_cpu_kernels_model():
     task = get_task("mrpc")
-    classifier = AlbertClassifier(AlbertConfig.from_json_file(TINY_CONFIG), task.num_labels)
+    classifier = AlbertClassifier(AlbertConfig.from_json_file(TINY_CONFIG), task.num_labels, kernels="cpu")
     module = ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL)
     static = {name: tf.TensorSpec([2, 8], tf.int32) for name in INPUT_NAMES}
     direct = tf.function(lambda inputs: classifier(inputs, training=False)["logits"])
@@ -137,3 +137,6 @@ def test_serving_graphs_hold_no_xla_kernels_even_for_static_shapes():
     assert xla_compiled_functions(direct.get_concrete_function(static).graph.as_graph_def())
     for export in (served, encoded):
         assert xla_compiled_functions(export.get_concrete_function(static).graph.as_graph_def()) == []
+    inputs = {name: tf.constant(np.random.default_rng(0).integers(5, 100, (2, 8)), tf.int32) for name in INPUT_NAMES}
+    inputs["input_mask"], inputs["input_type_ids"] = tf.ones_like(inputs["input_mask"]), tf.zeros_like(inputs["input_type_ids"])
+    np.testing.assert_allclose(served(inputs)["logits"], direct(inputs), atol=1e-5)

@@ -121,28 +121,6 @@ def test_gelu_is_the_tanh_approximation():
     assert np.max(np.abs(np.asarray(erf_gelu) - np_gelu(x))) > 1e-4  # the two forms differ
 
 
-@pytest.mark.parametrize("traced", [False, True], ids=["eager_tf_ops", "traced_xla_kernel"])
-@pytest.mark.parametrize("dtype, atol, rtol", [("float32", 2e-6, 0.0), ("bfloat16", 2e-2, 2e-2)])
-def test_gelu_gradient_matches_autodiff_of_the_originals_formula(dtype, atol, rtol, traced):
-    x64 = tf.constant(np.linspace(-8, 8, 401), tf.float64)
-    with tf.GradientTape() as tape:
-        tape.watch(x64)
-        original = 0.5 * x64 * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)))
-    want = tape.gradient(original, x64).numpy()
-    x = tf.cast(x64, dtype)
-
-    def value_and_gradient(x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = gelu(x)
-        return y, tape.gradient(y, x)
-
-    y, got = (tf.function(value_and_gradient) if traced else value_and_gradient)(x)
-    assert got.dtype == x.dtype
-    np.testing.assert_allclose(tf.cast(got, tf.float64).numpy(), want, atol=atol, rtol=rtol)
-    np.testing.assert_allclose(tf.cast(y, tf.float64).numpy(), original.numpy(), atol=8 * atol, rtol=rtol)
-
-
 def test_layer_norm_epsilon_is_the_originals():
     assert LAYER_NORM_EPSILON == 1e-12
     layer = AttentionSubLayer(12, 3)

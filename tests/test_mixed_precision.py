@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertModel, AlbertPretrainingModel
-from albert_tf.layers import SharedTransformerEncoder, weight_casts
+from albert_tf.kernels import weight_casts
+from albert_tf.layers import SharedTransformerEncoder
 from model_test_data import backbone_inputs, batch_for, tiny
 
 
@@ -34,20 +35,22 @@ JOINING_OR_REARRANGING = {"ConcatV2": lambda inputs: inputs[:-1], "Pack": lambda
                           "Reshape": lambda inputs: inputs[:1], "Transpose": lambda inputs: inputs[:1]}
 
 
-@pytest.mark.parametrize("training", [True, False])
-def test_shared_encoder_weights_are_cast_once_per_pass_not_once_per_layer(training):
+@pytest.mark.parametrize("kernels", ["cpu", "cpu_inference"])
+def test_cpu_kernels_cast_shared_encoder_weights_once_per_pass_not_once_per_layer(kernels):
     config = tiny(num_hidden_layers=6)
-    model = AlbertModel(config, dtype="mixed_bfloat16")
+    model = AlbertModel(config, dtype="mixed_bfloat16", kernels=kernels)
     inputs = backbone_inputs(batch_for(config))
     encoder_weight_casts = [
-        op for op in traced_casts(model, inputs, training) if "/encoder" in op.name and weights_read(op)
+        op for op in traced_casts(model, inputs) if "/encoder" in op.name and weights_read(op)
     ]
     # q, k, v, output and the two FFN denses, kernel and bias each: 12 weights, each cast once for
-    # all 6 layers; q, k and v are joined first (one kernel and one bias), so 8 casts in all.
+    # all 6 layers; q, k and v are joined first (one kernel and one bias), so 8 casts. The last
+    # block's second run, with queries at [CLS] only (for the pooler), projects q alone and k, v
+    # joined: 4 more casts, of 6 weights. A cast per layer would be 6 times as many.
     matmul_weights = [w for w in model.encoder.weights if "layer_norm" not in w.path]
     assert len(matmul_weights) == 12
-    assert sum(len(weights_read(op)) for op in encoder_weight_casts) == len(matmul_weights)
-    assert len(encoder_weight_casts) == 8
+    assert sum(len(weights_read(op)) for op in encoder_weight_casts) == len(matmul_weights) + 6
+    assert len(encoder_weight_casts) == 8 + 4
 
 
 # Ops that move or select values without changing them: a cast before one of them and a cast
@@ -64,9 +67,10 @@ def cast_source(tensor):
 
 
 @pytest.mark.parametrize("training", [True, False])
-def test_no_value_is_cast_down_and_back_up(training):
+@pytest.mark.parametrize("kernels", ["reference", "cpu", "cpu_inference"])
+def test_no_value_is_cast_down_and_back_up(training, kernels):
     config = tiny(num_hidden_layers=3)
-    model = AlbertPretrainingModel(config, dtype="mixed_bfloat16")
+    model = AlbertPretrainingModel(config, dtype="mixed_bfloat16", kernels=kernels)
     casts = traced_casts(model, batch_for(config), training)
     round_trips = [op.name for op in casts if cast_source(op.inputs[0]).type == "Cast"]
     assert not round_trips, round_trips
@@ -86,22 +90,23 @@ def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy):
         assert np.mean(values != rounded) > 0.5
 
 
-@pytest.mark.parametrize("traced,training", [(False, None), (True, None), (True, True)])
-def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, traced, training):
-    # training=None traces the inference forms (per-head weights), training=True the joined ones.
+@pytest.mark.parametrize("traced,kernels", [(False, "cpu"), (True, "cpu_inference"), (True, "cpu")])
+def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, traced, kernels):
+    # "cpu_inference" traces per-head weights, "cpu" the joined ones.
     config = tiny(num_hidden_layers=4)
     encoder = SharedTransformerEncoder(
-        num_layers=4, hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
-        intermediate_size=config.intermediate_size, dtype="mixed_bfloat16",
+        num_hidden_layers=4, hidden_size=config.hidden_size, num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size, kernels=kernels, dtype="mixed_bfloat16",
     )
     rng = np.random.default_rng(1)
     states = tf.constant(rng.normal(size=(2, 7, config.hidden_size)), tf.float32)
     mask = tf.constant(np.ones((2, 7)), tf.int32)
-    encoder(states, mask)
+    positions = tf.constant([[0, 3], [1, 6]], tf.int32)
+    encoder(states, mask, positions)
 
     def loss_and_gradients():
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(encoder(states, mask, training=training)[-1] ** 2)
+            loss = tf.reduce_sum(encoder(states, mask, positions)[0][-1] ** 2)
         return loss, tape.gradient(loss, encoder.trainable_variables)
 
     reuses = []

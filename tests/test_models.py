@@ -62,7 +62,7 @@ def test_any_sequence_length_up_to_max_positions():
     [{}, {"num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2}, {"num_hidden_layers": 1}],
 )
 def test_heads_read_the_last_block_at_their_positions_only_and_get_the_same_numbers(changes):
-    """The heads' last block runs at [CLS] + masked positions only (`LastBlockAtPositions`); its
+    """The heads' last block runs at [CLS] + masked positions only (`AlbertModel.encode`); its
     rows must equal the full backbone's, so every head output equals the one computed from it."""
     config = tiny(**changes)
     model = AlbertPretrainingModel(config)
@@ -71,6 +71,8 @@ def test_heads_read_the_last_block_at_their_positions_only_and_get_the_same_numb
     full = model.albert(backbone_inputs(inputs))
     np.testing.assert_allclose(outputs["sequence_output"], full["sequence_output"], atol=1e-6)
     np.testing.assert_allclose(outputs["pooled_output"], full["pooled_output"], atol=2e-6)
+    # The pooler reads [CLS] of the last block's apart run; the full block's row gives the same.
+    np.testing.assert_allclose(full["pooled_output"], model.albert.pooler(full["sequence_output"][:, 0]), atol=2e-6)
     from_full_rows = model.masked_lm_head(full["sequence_output"], inputs["masked_lm_positions"])
     np.testing.assert_allclose(outputs["mlm_logits"], from_full_rows, atol=2e-5)
     np.testing.assert_allclose(outputs["sop_logits"], model.sentence_order_head(full["pooled_output"]), atol=2e-6)
@@ -135,21 +137,23 @@ def test_mixed_precision_keeps_norms_softmax_and_logits_in_float32(policy):
     np.testing.assert_allclose(outputs["mlm_logits"], expected["mlm_logits"], atol=tolerance)
 
 
-@pytest.mark.parametrize("policy", [None, "mixed_bfloat16"])
+@pytest.mark.parametrize("policy, kernels", [(None, "reference"), ("mixed_bfloat16", "cpu")])
 @pytest.mark.parametrize("kind", ["backbone", "pretraining", "classifier"])
-def test_keras_save_load_round_trip_is_exact(tmp_path, kind, policy):
+def test_keras_save_load_round_trip_is_exact(tmp_path, kind, policy, kernels):
     config = tiny(num_hidden_groups=2, inner_group_num=2, sharing="ffn")
     inputs = batch_for(config)
     if kind == "backbone":
-        model, inputs = AlbertModel(config, dtype=policy), backbone_inputs(inputs)
+        model, inputs = AlbertModel(config, dtype=policy, kernels=kernels), backbone_inputs(inputs)
     elif kind == "pretraining":
-        model = AlbertPretrainingModel(config, dtype=policy)
+        model = AlbertPretrainingModel(config, dtype=policy, kernels=kernels)
     else:
-        model, inputs = AlbertClassifier(config, num_labels=3, dtype=policy), backbone_inputs(inputs)
+        model = AlbertClassifier(config, num_labels=3, dtype=policy, kernels=kernels)
+        inputs = backbone_inputs(inputs)
     path = str(tmp_path / "model.keras")
     model.save(path)
     restored = keras.models.load_model(path)
     assert type(restored) is type(model) and restored.config == config
+    assert restored.get_config() == model.get_config() and restored.kernels == kernels
     first, second = model(inputs), restored(inputs)
     for name in ("sequence_output", "mlm_logits", "sop_logits", "logits", "pooled_output"):
         if name in first:
@@ -168,3 +172,24 @@ def test_tf_train_checkpoint_holds_every_weight(tmp_path):
     tf.train.Checkpoint(model=restored).restore(path).assert_existing_objects_matched()
     for ours, theirs in zip(model.weights, restored.weights):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_task_models_take_a_backbone_and_call_it():
+    config = tiny()
+    backbone = AlbertModel(config, dtype="mixed_bfloat16", kernels="cpu", name="albert")
+    classifier = AlbertClassifier(num_labels=3, backbone=backbone)
+    pretraining = AlbertPretrainingModel(backbone=backbone)
+    assert classifier.albert is backbone and pretraining.albert is backbone
+    assert classifier.kernels == pretraining.kernels == "cpu"
+    assert classifier.get_config()["dtype"] == "mixed_bfloat16"
+    # The classifier calls the backbone: it is one node of the classifier's graph.
+    assert backbone in classifier.layers
+    # The same weights, so the same pooled output either way.
+    inputs = backbone_inputs(batch_for(config))
+    np.testing.assert_allclose(classifier(inputs)["pooled_output"], backbone(inputs)["pooled_output"], atol=1e-6)
+    with pytest.raises(ValueError, match="either `config`"):
+        AlbertClassifier(num_labels=2)
+    with pytest.raises(ValueError, match="differs from `backbone.config`"):
+        AlbertPretrainingModel(tiny(num_hidden_layers=2), backbone=backbone)
+    with pytest.raises(ValueError, match="unknown kernels 'gpu'"):
+        AlbertModel(config, kernels="gpu")

@@ -129,7 +129,8 @@ def _inputs(vocab_size):
 
 
 def _our_outputs(model, inputs):
-    outputs = model({name: tf.constant(value) for name, value in inputs.items()}, training=False)
+    # Traced with static shapes: where the CPU kernel sets use their XLA and oneDNN forms.
+    outputs = tf.function(lambda batch: model(batch, training=False))({name: tf.constant(value) for name, value in inputs.items()})
     return {name: outputs[name].numpy() for name in OUTPUTS}
 
 
@@ -184,8 +185,8 @@ def _hf_model(config, seed):
     return hf_model
 
 
-def _check_ours_to_hf(config, tmp_path, label, hf_groups=None):
-    model = AlbertPretrainingModel(config)
+def _check_ours_to_hf(config, tmp_path, label, hf_groups=None, kernels="reference"):
+    model = AlbertPretrainingModel(config, kernels=kernels)
     rng = np.random.default_rng(0)
     for variable in model.weights:
         variable.assign(_random_value(variable.path, tuple(variable.shape), rng).astype(np.float32))
@@ -198,24 +199,29 @@ def _check_ours_to_hf(config, tmp_path, label, hf_groups=None):
     _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
 
 
-def _check_hf_to_ours(config, tmp_path, label, hf_groups=None):
+def _check_hf_to_ours(config, tmp_path, label, hf_groups=None, kernels="reference"):
     hf_model = _hf_model(config.replace(num_hidden_groups=hf_groups or config.num_hidden_groups), seed=1)
     tmp_path.mkdir(parents=True, exist_ok=True)
     prefix = str(tmp_path / "from_hf")
     written = _write_tf1_checkpoint_from_hf(hf_model, prefix)
-    model = AlbertPretrainingModel(config)
+    model = AlbertPretrainingModel(config, kernels=kernels)
     report = load_tf1_checkpoint(model, prefix)
     assert sorted(report.loaded) == sorted(written)
     inputs = _inputs(config.vocab_size)
     _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
 
 
-def test_ours_to_huggingface_grouped(tmp_path):
-    _check_ours_to_hf(_grouped_config(), tmp_path, "ours->HF, L=4 G=2 K=2")
+KERNEL_SETS = pytest.mark.parametrize("kernels", ["reference", "cpu", "cpu_inference"])
 
 
-def test_huggingface_to_ours_grouped(tmp_path):
-    _check_hf_to_ours(_grouped_config(), tmp_path, "HF->ours, L=4 G=2 K=2")
+@KERNEL_SETS
+def test_ours_to_huggingface_grouped(tmp_path, kernels):
+    _check_ours_to_hf(_grouped_config(), tmp_path, f"ours({kernels})->HF, L=4 G=2 K=2", kernels=kernels)
+
+
+@KERNEL_SETS
+def test_huggingface_to_ours_grouped(tmp_path, kernels):
+    _check_hf_to_ours(_grouped_config(), tmp_path, f"HF->ours({kernels}), L=4 G=2 K=2", kernels=kernels)
 
 
 def test_unshared_naming_matches_one_group_per_layer(tmp_path):

@@ -1,0 +1,38 @@
+"""Choosing a kernel set: by name, "auto" for the scripts, and the same model with another set."""
+
+import types
+
+import numpy as np
+import pytest
+
+from albert_tf import AlbertClassifier, kernels
+from model_test_data import backbone_inputs, batch_for, tiny
+
+
+def devices(*types_):
+    return [types.SimpleNamespace(device_type=device_type) for device_type in types_]
+
+
+def test_auto_picks_cpu_without_accelerators_and_reference_with_them():
+    assert kernels.choose("auto", devices("CPU")) == "cpu"
+    assert kernels.choose("auto", devices("CPU", "GPU")) == "reference"
+    assert kernels.choose("auto", devices("CPU", "TPU")) == "reference"
+    assert kernels.choose("cpu_inference", devices("GPU")) == "cpu_inference"  # explicit wins
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference'\]"):
+        kernels.get("fast")
+
+
+@pytest.mark.parametrize("name", ["cpu", "cpu_inference"])
+def test_with_kernels_copies_config_and_weights(name):
+    config = tiny()
+    model = AlbertClassifier(config, num_labels=3)
+    copy = kernels.with_kernels(model, name)
+    assert copy is not model and copy.kernels == name and copy.num_labels == 3
+    assert kernels.with_kernels(copy, name) is copy
+    for ours, theirs in zip(model.weights, copy.weights):
+        np.testing.assert_array_equal(ours, theirs)
+    inputs = backbone_inputs(batch_for(config))
+    np.testing.assert_allclose(copy(inputs)["logits"], model(inputs)["logits"], atol=1e-5)
