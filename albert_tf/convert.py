@@ -15,6 +15,7 @@ import shutil
 from absl import flags
 
 from albert_tf.cli import UsageError, require, run_main
+from albert_tf.io_utils import atomic_directory
 
 FORMATS = ("hf", "keras_hub", "tf1")
 TF1_CONFIG_NAME = "albert_config.json"
@@ -77,7 +78,10 @@ def _read_tf1(path):
 
     prefix = resolve_checkpoint_prefix(path)
     directory = path if os.path.isdir(path) else os.path.dirname(prefix)
-    config = AlbertConfig.from_json_file(FLAGS.albert_config_file or os.path.join(directory, TF1_CONFIG_NAME))
+    config_file = FLAGS.albert_config_file or os.path.join(directory, TF1_CONFIG_NAME)
+    if not os.path.isfile(config_file):
+        raise FileNotFoundError(f"{config_file} does not exist; pass the checkpoint's config as --albert_config_file.")
+    config = AlbertConfig.from_json_file(config_file)
     shapes = {name.removeprefix(HUB_MODULE_PREFIX): shape for name, shape in tf.train.list_variables(prefix)}
     rows = shapes["output_weights"][0] if "output_weights" in shapes else None
     model = _model_for_heads(config, shapes, rows)
@@ -130,9 +134,13 @@ def main(argv):
             f"--spm_model_file: {FLAGS.spm_model_file} does not exist")
     try:
         model, report, spm_model_file = read_any(source)
-        left_out = write(model, target, FLAGS.format, FLAGS.spm_model_file or spm_model_file)
     except (ValueError, FileNotFoundError, TypeError) as error:
         raise UsageError(f"--from {source}: {error}") from None
+    try:
+        with atomic_directory(target) as staging:  # --to appears only complete.
+            left_out = write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file)
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        raise UsageError(f"--to {target}: {error}") from None
     print(report)
     print(f"Wrote {type(model).__name__} as {FLAGS.format} to {target}"
           + (f"; left out {left_out}." if left_out else "."))

@@ -6,8 +6,6 @@ variable paths through the TF1 names. A preset holds the backbone only: no MLM, 
 """
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -15,6 +13,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.interop import architecture
 from albert_tf.interop.bridge import export_arrays, load_arrays
 from albert_tf.interop.name_table import RESHAPE, SAME, NameTable
+from albert_tf.io_utils import atomic_directory
 from albert_tf.models import AlbertModel
 
 CONFIG_NAME = "config.json"
@@ -137,7 +136,7 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
 
     Task heads are not written (a preset is a backbone). With `spm_model_file`, an
     `AlbertTokenizer` is saved too. `directory` must not exist or be empty; the preset is built
-    in a temporary sibling and moved there complete.
+    in a sibling and appears complete.
 
     Returns:
         The directory written.
@@ -147,8 +146,6 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
     if not isinstance(albert, AlbertModel):
         raise TypeError(f"save_keras_hub_preset: expected an ALBERT model, got {type(model).__name__}.")
     directory = os.fspath(directory)
-    if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
-        raise ValueError(f"save_keras_hub_preset: {directory} exists and is not an empty directory.")
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_keras_hub_preset: spm_model_file {spm_model_file} does not exist.")
     config = albert.config
@@ -169,17 +166,8 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
     shapes = {path: tuple(variable.shape) for path, variable in variables.items()}
     for path, array in export_arrays(albert, NAMES, "save_keras_hub_preset", shapes).items():
         variables[path].assign(array)
-    parent = os.path.dirname(os.path.abspath(directory))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(directory)}.tmp-", dir=parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(staging, 0o777 & ~umask)  # mkdtemp's 0700 would stay on the final directory.
-    try:
+    with atomic_directory(directory) as staging:
         backbone.save_to_preset(staging)
         if spm_model_file is not None:
             keras_hub.models.AlbertTokenizer(proto=spm_model_file).save_to_preset(staging)
-        os.replace(staging, directory)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return directory
