@@ -100,8 +100,8 @@ def albert_config_from_huggingface(directory, erf_gelu_as_tanh=False):
     Args:
         directory: the checkpoint directory.
         erf_gelu_as_tanh: read `hidden_act: "gelu"` (HF's exact erf GELU) as the original's tanh
-            GELU. HF's albert-*-v1 configs say "gelu" for weights trained with the tanh GELU;
-            otherwise "gelu" is refused, since albert-tf has no erf GELU.
+            GELU: some HF ALBERT configs say "gelu" for weights the original trained with the tanh
+            GELU. Otherwise "gelu" is refused, since albert-tf has no erf GELU.
     """
     path = os.path.join(os.fspath(directory), CONFIG_NAME)
     values = architecture.read_json(path)
