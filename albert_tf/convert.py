@@ -92,12 +92,12 @@ def _read_tf1(path):
 
 def read_any(path):
     """(model, load report, SentencePiece model or None) from an HF, keras-hub or TF1 input."""
-    from albert_tf.interop.huggingface import is_huggingface_dir  # pylint: disable=g-import-not-at-top
-    from albert_tf.interop.keras_hub import is_keras_hub_preset  # pylint: disable=g-import-not-at-top
+    from albert_tf.interop import formats  # pylint: disable=g-import-not-at-top
 
-    if is_huggingface_dir(path):
+    found = formats.foreign_format(path)
+    if found == formats.HUGGING_FACE:
         return _read_huggingface(path)
-    if is_keras_hub_preset(path):
+    if found == formats.KERAS_HUB:
         return _read_keras_hub(path)
     return _read_tf1(path)
 

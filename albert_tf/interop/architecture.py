@@ -50,14 +50,17 @@ def stored_groups(config, format_name):
     )
 
 
-def check_same(foreign, ours, path, format_name):
-    """Raises ValueError if `foreign` (an `AlbertConfig` read from `path`) and `ours` differ in architecture."""
-    groups = stored_groups(ours, format_name)
+def check_same(foreign, ours, path, format_name, compare_groups=True):
+    """Raises ValueError if `foreign` (an `AlbertConfig` read from `path`) and `ours` differ in architecture.
+
+    `compare_groups=False` (for `init_from_group0`) lets the group counts and sharing differ.
+    """
     differences = [
         f"{key} {getattr(foreign, key)!r} (the model has {getattr(ours, key)!r})"
         for key in ARCHITECTURE_KEYS
         if getattr(foreign, key) != getattr(ours, key)
     ]
+    groups = stored_groups(ours, format_name) if compare_groups else foreign.num_hidden_groups
     if foreign.num_hidden_groups != groups:
         differences.append(f"num_hidden_groups {foreign.num_hidden_groups} (the model stores {groups} "
                            f"with sharing={ours.sharing!r})")

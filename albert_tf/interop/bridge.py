@@ -10,7 +10,7 @@ import fnmatch
 
 import numpy as np
 
-from albert_tf.checkpoint_names import PROJECTION_NAMES, tf1_variables
+from albert_tf.checkpoint_names import PROJECTION_NAMES, group0_name, tf1_variables
 from albert_tf.checkpoints import CheckpointLoadReport, CheckpointMismatchError
 from albert_tf.interop.name_table import to_layout
 
@@ -40,7 +40,7 @@ def _listed(entries):
 
 
 def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing=(), allow_unused=(),
-                ignored=()):
+                ignored=(), init_from_group0=False):
     """Assigns foreign `arrays` to `model` and returns a `CheckpointLoadReport`.
 
     Report names are the original's TF1 names; a foreign name with no TF1 counterpart is listed as
@@ -53,6 +53,8 @@ def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing
         table: the format's `NameTable`.
         source: the file the arrays came from (for messages and `report.path`).
         caller: the public function's name, for messages.
+        init_from_group0: as in `load_tf1_checkpoint`: a `group_N` variable the arrays lack is
+            read from `group_0` (`report.sources` lists each).
     """
     variables = tf1_variables(model)
     projection_size = None if PROJECTION_KERNEL in variables else _embedding_size(variables)
@@ -72,6 +74,11 @@ def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing
             skipped.append(foreign_name)
         else:
             unused.append((translated[0], foreign_name))
+    sources = {}
+    for name in variables:
+        if init_from_group0 and name not in values and group0_name(name) in values:
+            sources[name] = group0_name(name)
+            values[name], foreign_of[name] = values[sources[name]], foreign_of[sources[name]]
     missing = [(name, _foreign_name(table, name)) for name in variables if name not in values]
     report = CheckpointLoadReport(
         path=source,
@@ -79,7 +86,7 @@ def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing
         missing=tuple(_described(*entry) for entry in missing),
         unused=tuple(sorted(_described(*entry) for entry in unused)),
         skipped=tuple(sorted(skipped)),
-        sources={},
+        sources=sources,
         hub_prefix=False,
     )
     mismatches = [

@@ -109,15 +109,17 @@ def keras_hub_spm_model_file(directory):
     return path if os.path.isfile(path) else None
 
 
-def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=()):
+def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False):
     """Loads a keras-hub `AlbertBackbone` preset into `model`; returns a `CheckpointLoadReport`.
 
     Only the backbone is in a preset: for an `AlbertPretrainingModel` or `AlbertClassifier` pass
     their heads in `allow_missing` (e.g. "cls/*", `checkpoints.CLASSIFIER_HEAD_NAMES`).
+    `init_from_group0` is as in `load_tf1_checkpoint`.
     """
     directory = os.fspath(directory)
     config = albert_config_from_keras_hub(directory)
-    architecture.check_same(config, model.config, os.path.join(directory, CONFIG_NAME), "keras-hub")
+    architecture.check_same(config, model.config, os.path.join(directory, CONFIG_NAME), "keras-hub",
+                            compare_groups=not init_from_group0)
     weights = os.path.join(directory, WEIGHTS_NAME)
     if not os.path.isfile(weights):
         raise FileNotFoundError(f"{weights} does not exist: not a keras-hub preset directory.")
@@ -127,8 +129,8 @@ def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused
     except Exception as error:  # keras raises ValueError/OSError/KeyError for unreadable files.
         raise ValueError(f"{weights} is not a readable keras-hub AlbertBackbone preset ({error}).") from None
     arrays = {variable.path: np.asarray(variable.numpy()) for variable in backbone.weights}
-    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", strict=strict,
-                       allow_missing=allow_missing, allow_unused=allow_unused)
+    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", strict=strict, allow_missing=allow_missing,
+                       allow_unused=allow_unused, init_from_group0=init_from_group0)
 
 
 def save_keras_hub_preset(model, directory, spm_model_file=None):
