@@ -257,6 +257,13 @@ def test_pytorch_bin_with_pickled_objects_is_refused(hf_dir):
         load_huggingface(AlbertPretrainingModel(parity._grouped_config()), hf_dir)
 
 
+def test_pytorch_bin_that_is_not_a_flat_state_dict_is_refused(hf_dir):
+    os.remove(hf_dir / "model.safetensors")
+    torch.save({"model": {"albert.pooler.bias": torch.zeros(2)}}, hf_dir / "pytorch_model.bin")
+    with pytest.raises(ValueError, match=r"pytorch_model\.bin is not a state dict of tensors"):
+        load_huggingface(AlbertPretrainingModel(parity._grouped_config()), hf_dir)
+
+
 def test_partial_sharing_cannot_be_written(tmp_path):
     model = AlbertModel(parity._grouped_config().replace(sharing="attention"))
     with pytest.raises(ValueError, match="sharing='attention' cannot be stored"):

@@ -203,6 +203,8 @@ def _read_pytorch(path):
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # weights_only refuses anything but tensors: never unpickle code.
         raise ValueError(f"{path} is not a readable PyTorch state dict ({error}).") from None
+    if not isinstance(state, dict) or not all(isinstance(value, torch.Tensor) for value in state.values()):
+        raise ValueError(f"{path} is not a state dict of tensors ({{name: tensor}}).")
     return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy() for name, tensor in state.items()}
 
 
