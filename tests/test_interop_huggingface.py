@@ -17,6 +17,7 @@ from safetensors.numpy import load_file, save_file
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertModel, AlbertPretrainingModel
+from albert_tf.checkpoint_names import tf1_variables
 from albert_tf.checkpoints import CheckpointMismatchError
 from albert_tf.interop.architecture import ARCHITECTURE_KEYS
 from albert_tf.interop.huggingface import (
@@ -102,6 +103,17 @@ def test_huggingface_pretraining_checkpoint_loads_with_equal_outputs(tmp_path, s
     inputs = parity._inputs(config.vocab_size)
     parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
                           f"HF {'safetensors' if safe_serialization else '.bin'} -> ours, L=4 G=2 K=2")
+
+
+def test_bfloat16_safetensors_load_as_their_values(tmp_path):
+    """NumPy has no bfloat16: such files (common on model hubs) are read through TensorFlow."""
+    config = parity._grouped_config()
+    hf_model = parity._hf_model(config, seed=3).to(torch.bfloat16)
+    hf_model.save_pretrained(tmp_path)
+    model = AlbertPretrainingModel(config)
+    load_huggingface(model, tmp_path)
+    expected = hf_model.albert.pooler.weight.detach().float().numpy().T
+    np.testing.assert_array_equal(tf1_variables(model)["bert/pooler/dense/kernel"].numpy(), expected)
 
 
 def test_ours_to_huggingface_pretraining_loads_without_warnings(tmp_path):

@@ -186,7 +186,12 @@ def _read_safetensors(path):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path} does not exist (named by {SAFETENSORS_INDEX_NAME}).")
     try:
-        return load_file(path)
+        try:
+            return load_file(path)
+        except TypeError:  # NumPy has no bfloat16; TensorFlow reads it as ml_dtypes.bfloat16 arrays.
+            from safetensors.tensorflow import load_file as load_tensorflow  # pylint: disable=g-import-not-at-top
+
+            return {name: tensor.numpy() for name, tensor in load_tensorflow(path).items()}
     except Exception as error:  # safetensors raises its own error types for bad headers.
         raise ValueError(f"{path} is not a readable safetensors file ({error}).") from None
 
