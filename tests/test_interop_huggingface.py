@@ -290,3 +290,21 @@ def test_tokenizer_travels_and_gives_our_ids(tmp_path):
     ours = AlbertTokenizer(SPM_MODEL, do_lower_case=True)
     text = "The Quick brown fox didn't jump over 3 lazy dogs."
     assert hf_tokenizer.encode(text, add_special_tokens=False) == ours.convert_tokens_to_ids(ours.tokenize(text))
+
+
+@pytest.mark.slow
+def test_albert_base_in_both_directions(tmp_path):
+    config = parity._base_config()
+    hf_model = parity._hf_model(config, seed=1)
+    hf_model.save_pretrained(tmp_path / "hf")
+    model = AlbertPretrainingModel(albert_config_from_huggingface(tmp_path / "hf"))
+    load_huggingface(model, tmp_path / "hf")
+    inputs = parity._inputs(config.vocab_size)
+    parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
+                          "HF save_pretrained -> ours, albert_base")
+
+    _randomize_ours(model)
+    save_huggingface_checkpoint(model, tmp_path / "ours")
+    reloaded = _from_pretrained(transformers.AlbertForPreTraining, tmp_path / "ours")
+    parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(reloaded, inputs),
+                          "ours -> save_huggingface_checkpoint -> HF, albert_base")
