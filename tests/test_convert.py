@@ -7,6 +7,7 @@ import sys
 
 import keras_hub
 import numpy as np
+import pytest
 import transformers
 
 import test_parity_huggingface as parity
@@ -22,6 +23,7 @@ def _convert(*args):
                           env=env, cwd=parity.REPO)
 
 
+@pytest.mark.slow
 def test_huggingface_to_tf1_and_back(tmp_path):
     config = parity._grouped_config()
     hf_model = parity._hf_model(config, seed=3)
@@ -44,6 +46,7 @@ def test_huggingface_to_tf1_and_back(tmp_path):
                           "convert HF -> tf1 -> HF")
 
 
+@pytest.mark.slow
 def test_tf1_to_keras_hub_with_the_tokenizer(tmp_path):
     config = parity._grouped_config().replace(vocab_size=30000)
     model = AlbertPretrainingModel(config)

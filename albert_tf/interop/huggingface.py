@@ -123,7 +123,7 @@ def albert_config_from_huggingface(directory, erf_gelu_as_tanh=False):
     architecture.check_layer_norm_epsilon(values.get("layer_norm_eps", 1e-12), path, "layer_norm_eps")
     try:
         return AlbertConfig(
-            vocab_size=values.get("vocab_size"),
+            vocab_size=values.get("vocab_size", 30000),  # HF's AlbertConfig defaults (xxlarge's sizes).
             embedding_size=values.get("embedding_size", 128),
             hidden_size=values.get("hidden_size", 4096),
             num_hidden_layers=values.get("num_hidden_layers", 12),
