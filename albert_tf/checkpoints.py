@@ -52,7 +52,8 @@ class CheckpointLoadReport:
         loaded: model variables that were assigned.
         missing: model variables the checkpoint lacks (left as they were).
         unused: checkpoint weights no model variable took.
-        skipped: optimizer slots and `global_step`, never loaded.
+        skipped: entries that are not weights to load: optimizer slots, `global_step`, the tied
+            copies and identity projections of other formats.
         sources: {variable: checkpoint name} where they differ (`init_from_group0`).
         hub_prefix: whether the names carried the TF-Hub `module/` prefix.
     """
@@ -80,7 +81,8 @@ class CheckpointLoadReport:
         if self.unused:
             lines.append(f"Unused checkpoint weights ({len(self.unused)}): {', '.join(self.unused)}")
         if self.skipped:
-            lines.append(f"Skipped {len(self.skipped)} optimizer slot / global_step entries.")
+            lines.append(f"Skipped {len(self.skipped)} entries that are not weights to load "
+                         "(optimizer slots, global_step, tied copies).")
         return "\n".join(lines)
 
     def __str__(self):

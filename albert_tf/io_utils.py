@@ -6,6 +6,7 @@ imported only then, so light processes (the data builder's workers) never pay fo
 
 import contextlib
 import os
+import shutil
 import uuid
 
 
@@ -50,3 +51,23 @@ def atomic_open(path, mode="w"):
         opener = _gfile().GFile if _is_remote(path) else open
         with opener(tmp, mode) as handle:
             yield handle
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yields an empty sibling directory to fill; it becomes `path` only if the block succeeds.
+
+    `path` must not exist or be an empty directory. Local paths only.
+    """
+    path = os.path.abspath(path)
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise ValueError(f"{path} exists and is not an empty directory.")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    staging = temporary_name(path)
+    os.mkdir(staging)
+    try:
+        yield staging
+        os.replace(staging, path)
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)

@@ -211,7 +211,7 @@ def test_hub_module_prefix_and_optimizer_slots(saved_pretraining, tmp_path):
     for name, value in _values(target).items():
         np.testing.assert_array_equal(value, arrays[f"module/{name}"], err_msg=name)
     assert "`module/` prefix stripped" in str(report)
-    assert "Skipped 7 optimizer slot / global_step entries." in str(report)
+    assert "Skipped 7 entries that are not weights to load" in str(report)
 
 
 def test_paths_prefix_index_directory_and_hub_module(saved_pretraining, tmp_path):

@@ -1,0 +1,175 @@
+"""keras-hub `AlbertBackbone` presets (`config.json` + `model.weights.h5` + SentencePiece asset), in and out.
+
+keras-hub itself reads and writes the preset (its `.h5` layout follows Keras' object tracking,
+not stable names), so both directions need `keras-hub` installed; weights then move by keras-hub's
+variable paths through the TF1 names. A preset holds the backbone only: no MLM, SOP or GLUE head.
+"""
+
+import os
+
+import numpy as np
+
+from albert_tf.config import AlbertConfig
+from albert_tf.interop import architecture
+from albert_tf.interop.bridge import export_arrays, load_arrays
+from albert_tf.interop.name_table import RESHAPE, SAME, NameTable
+from albert_tf.io_utils import atomic_directory
+from albert_tf.models import AlbertModel
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.weights.h5"
+BACKBONE_CLASS = "AlbertBackbone"
+SPM_ASSET = os.path.join("assets", "tokenizer", "vocabulary.spm")
+KERAS_HUB_REQUIREMENT = "keras-hub==0.32.0"
+
+# keras-hub's variable paths. Attention kernels are per head: query/key/value [H, heads, size],
+# their biases [heads, size], the output [heads, size, H]; row-major they are the TF1 [H, H].
+NAMES = NameTable(
+    fixed=(
+        ("token_embedding/embeddings", "bert/embeddings/word_embeddings", SAME),
+        ("segment_embedding/embeddings", "bert/embeddings/token_type_embeddings", SAME),
+        ("position_embedding/embeddings", "bert/embeddings/position_embeddings", SAME),
+        ("embeddings_layer_norm/beta", "bert/embeddings/LayerNorm/beta", SAME),
+        ("embeddings_layer_norm/gamma", "bert/embeddings/LayerNorm/gamma", SAME),
+        ("embedding_projection/kernel", "bert/encoder/embedding_hidden_mapping_in/kernel", SAME),
+        ("embedding_projection/bias", "bert/encoder/embedding_hidden_mapping_in/bias", SAME),
+        ("pooled_dense/kernel", "bert/pooler/dense/kernel", SAME),
+        ("pooled_dense/bias", "bert/pooler/dense/bias", SAME),
+    ),
+    block_scope="group_{owner}_inner_layer_{inner}/",
+    block=(
+        ("self_attention_layer/query/kernel", "attention_1/self/query/kernel", RESHAPE),
+        ("self_attention_layer/query/bias", "attention_1/self/query/bias", RESHAPE),
+        ("self_attention_layer/key/kernel", "attention_1/self/key/kernel", RESHAPE),
+        ("self_attention_layer/key/bias", "attention_1/self/key/bias", RESHAPE),
+        ("self_attention_layer/value/kernel", "attention_1/self/value/kernel", RESHAPE),
+        ("self_attention_layer/value/bias", "attention_1/self/value/bias", RESHAPE),
+        ("self_attention_layer/attention_output/kernel", "attention_1/output/dense/kernel", RESHAPE),
+        ("self_attention_layer/attention_output/bias", "attention_1/output/dense/bias", SAME),
+        ("self_attention_layer_norm/beta", "LayerNorm/beta", SAME),
+        ("self_attention_layer_norm/gamma", "LayerNorm/gamma", SAME),
+        ("feedforward_intermediate_dense/kernel", "ffn_1/intermediate/dense/kernel", SAME),
+        ("feedforward_intermediate_dense/bias", "ffn_1/intermediate/dense/bias", SAME),
+        ("feedforward_output_dense/kernel", "ffn_1/intermediate/output/dense/kernel", SAME),
+        ("feedforward_output_dense/bias", "ffn_1/intermediate/output/dense/bias", SAME),
+        ("feedforward_layer_norm/beta", "LayerNorm_1/beta", SAME),
+        ("feedforward_layer_norm/gamma", "LayerNorm_1/gamma", SAME),
+    ),
+)
+
+
+def _keras_hub(purpose):
+    try:
+        import keras_hub  # pylint: disable=g-import-not-at-top
+    except ImportError:
+        raise ValueError(f"{purpose} needs keras-hub: pip install {KERAS_HUB_REQUIREMENT}.") from None
+    return keras_hub
+
+
+def is_keras_hub_preset(path):
+    """Whether `path` is a directory with a keras-hub `config.json` and `model.weights.h5`."""
+    path = os.fspath(path)
+    return all(os.path.isfile(os.path.join(path, name)) for name in (CONFIG_NAME, WEIGHTS_NAME))
+
+
+def _backbone_config(directory):
+    path = os.path.join(os.fspath(directory), CONFIG_NAME)
+    values = architecture.read_json(path)
+    if values.get("class_name") != BACKBONE_CLASS or not isinstance(values.get("config"), dict):
+        raise ValueError(f"{path}: `class_name` is {values.get('class_name')!r}, expected "
+                         f"{BACKBONE_CLASS!r} with its `config` (a keras-hub ALBERT backbone preset).")
+    return values["config"], path
+
+
+def albert_config_from_keras_hub(directory):
+    """The `AlbertConfig` of a keras-hub `AlbertBackbone` preset (tanh GELU, LayerNorm epsilon 1e-12 in both)."""
+    values, path = _backbone_config(directory)
+    try:
+        return AlbertConfig(
+            vocab_size=values.get("vocabulary_size"),
+            embedding_size=values.get("embedding_dim"),
+            hidden_size=values.get("hidden_dim"),
+            num_hidden_layers=values.get("num_layers"),
+            num_hidden_groups=values.get("num_groups", 1),
+            num_attention_heads=values.get("num_heads"),
+            intermediate_size=values.get("intermediate_dim"),
+            inner_group_num=values.get("num_inner_repetitions", 1),
+            hidden_dropout_prob=values.get("dropout", 0.0),
+            attention_probs_dropout_prob=values.get("dropout", 0.0),
+            max_position_embeddings=values.get("max_sequence_length", 512),
+            type_vocab_size=values.get("num_segments", 2),
+        )
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def keras_hub_spm_model_file(directory):
+    """The preset's SentencePiece model, or None if it has no tokenizer asset."""
+    path = os.path.join(os.fspath(directory), SPM_ASSET)
+    return path if os.path.isfile(path) else None
+
+
+def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False):
+    """Loads a keras-hub `AlbertBackbone` preset into `model`; returns a `CheckpointLoadReport`.
+
+    Only the backbone is in a preset: for an `AlbertPretrainingModel` or `AlbertClassifier` pass
+    their heads in `allow_missing` (e.g. "cls/*", `checkpoints.CLASSIFIER_HEAD_NAMES`).
+    `init_from_group0` is as in `load_tf1_checkpoint`.
+    """
+    directory = os.fspath(directory)
+    config = albert_config_from_keras_hub(directory)
+    architecture.check_same(config, model.config, os.path.join(directory, CONFIG_NAME), "keras-hub",
+                            compare_groups=not init_from_group0)
+    weights = os.path.join(directory, WEIGHTS_NAME)
+    if not os.path.isfile(weights):
+        raise FileNotFoundError(f"{weights} does not exist: not a keras-hub preset directory.")
+    keras_hub = _keras_hub("load_keras_hub")
+    try:
+        backbone = keras_hub.models.AlbertBackbone.from_preset(directory)
+    except Exception as error:  # keras raises ValueError/OSError/KeyError for unreadable files.
+        raise ValueError(f"{weights} is not a readable keras-hub AlbertBackbone preset ({error}).") from None
+    arrays = {variable.path: np.asarray(variable.numpy()) for variable in backbone.weights}
+    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", strict=strict, allow_missing=allow_missing,
+                       allow_unused=allow_unused, init_from_group0=init_from_group0)
+
+
+def save_keras_hub_preset(model, directory, spm_model_file=None):
+    """Writes the backbone of `model` as a preset `keras_hub.models.AlbertBackbone.from_preset` loads.
+
+    Task heads are not written (a preset is a backbone). With `spm_model_file`, an
+    `AlbertTokenizer` is saved too. `directory` must not exist or be empty; the preset is built
+    in a sibling and appears complete.
+
+    Returns:
+        The directory written.
+    """
+    keras_hub = _keras_hub("save_keras_hub_preset")
+    albert = model if isinstance(model, AlbertModel) else getattr(model, "albert", None)
+    if not isinstance(albert, AlbertModel):
+        raise TypeError(f"save_keras_hub_preset: expected an ALBERT model, got {type(model).__name__}.")
+    directory = os.fspath(directory)
+    if spm_model_file is not None and not os.path.isfile(spm_model_file):
+        raise FileNotFoundError(f"save_keras_hub_preset: spm_model_file {spm_model_file} does not exist.")
+    config = albert.config
+    backbone = keras_hub.models.AlbertBackbone(
+        vocabulary_size=config.vocab_size,
+        num_layers=config.num_hidden_layers,
+        num_heads=config.num_attention_heads,
+        embedding_dim=config.embedding_size,
+        hidden_dim=config.hidden_size,
+        intermediate_dim=config.intermediate_size,
+        num_groups=architecture.stored_groups(config, "keras-hub"),
+        num_inner_repetitions=config.inner_group_num,
+        dropout=config.hidden_dropout_prob,
+        max_sequence_length=config.max_position_embeddings,
+        num_segments=config.type_vocab_size,
+    )
+    variables = {variable.path: variable for variable in backbone.weights}
+    shapes = {path: tuple(variable.shape) for path, variable in variables.items()}
+    for path, array in export_arrays(albert, NAMES, "save_keras_hub_preset", shapes).items():
+        variables[path].assign(array)
+    with atomic_directory(directory) as staging:
+        backbone.save_to_preset(staging)
+        if spm_model_file is not None:
+            keras_hub.models.AlbertTokenizer(proto=spm_model_file).save_to_preset(staging)
+    return directory

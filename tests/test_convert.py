@@ -1,0 +1,78 @@
+"""`python -m albert_tf.convert`: HF -> TF1 -> HF and TF1 -> keras-hub, outputs checked against the libraries."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras_hub
+import numpy as np
+import pytest
+import transformers
+
+import test_parity_huggingface as parity
+from albert_tf import AlbertConfig, AlbertPretrainingModel
+from albert_tf.checkpoints import load_tf1_checkpoint, save_tf1_checkpoint
+
+SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
+
+
+def _convert(*args):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": parity.REPO}
+    return subprocess.run([sys.executable, "-m", "albert_tf.convert", *args], capture_output=True, text=True,
+                          env=env, cwd=parity.REPO)
+
+
+@pytest.mark.slow
+def test_huggingface_to_tf1_and_back(tmp_path):
+    config = parity._grouped_config()
+    hf_model = parity._hf_model(config, seed=3)
+    hf_model.save_pretrained(tmp_path / "hf")
+    result = _convert(f"--from={tmp_path / 'hf'}", f"--to={tmp_path / 'tf1'}", "--format=tf1")
+    assert result.returncode == 0, result.stderr
+    assert "Wrote AlbertPretrainingModel as tf1" in result.stdout
+
+    model = AlbertPretrainingModel(AlbertConfig.from_json_file(str(tmp_path / "tf1" / "albert_config.json")))
+    load_tf1_checkpoint(model, str(tmp_path / "tf1"))
+    inputs = parity._inputs(config.vocab_size)
+    parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs), "convert HF -> tf1")
+
+    result = _convert(f"--from={tmp_path / 'tf1'}", f"--to={tmp_path / 'hf_again'}", "--format=hf")
+    assert result.returncode == 0, result.stderr
+    again, info = transformers.AlbertForPreTraining.from_pretrained(tmp_path / "hf_again", output_loading_info=True,
+                                                                    attn_implementation="eager")
+    assert not (info["missing_keys"] or info["unexpected_keys"] or info["mismatched_keys"])
+    parity._assert_parity(parity._hf_outputs(again.eval(), inputs), parity._hf_outputs(hf_model, inputs),
+                          "convert HF -> tf1 -> HF")
+
+
+@pytest.mark.slow
+def test_tf1_to_keras_hub_with_the_tokenizer(tmp_path):
+    config = parity._grouped_config().replace(vocab_size=30000)
+    model = AlbertPretrainingModel(config)
+    save_tf1_checkpoint(model, str(tmp_path / "tf1" / "model.ckpt-best"))
+    config.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))
+    result = _convert(f"--from={tmp_path / 'tf1'}", f"--to={tmp_path / 'preset'}", "--format=keras_hub",
+                      f"--spm_model_file={SPM_MODEL}")
+    assert result.returncode == 0, result.stderr
+    assert "left out the AlbertPretrainingModel heads" in result.stdout
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
+    inputs = parity._inputs(config.vocab_size)
+    ours = model.albert({name: inputs[name] for name in ("input_word_ids", "input_mask", "input_type_ids")})
+    theirs = backbone({"token_ids": inputs["input_word_ids"], "segment_ids": inputs["input_type_ids"],
+                       "padding_mask": inputs["input_mask"]})
+    for name in ("sequence_output", "pooled_output"):
+        assert np.max(np.abs(ours[name].numpy() - np.asarray(theirs[name]))) < parity.TOLERANCE
+    assert keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "preset")).vocabulary_size() == 30000
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
+    (tmp_path / "bert").mkdir()
+    (tmp_path / "bert" / "config.json").write_text(json.dumps({"model_type": "bert", "vocab_size": 10}))
+    (tmp_path / "bert" / "model.safetensors").write_bytes(b"")
+    result = _convert(f"--from={tmp_path / 'bert'}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"error: --from {tmp_path / 'bert'}: {tmp_path / 'bert' / 'config.json'}: `model_type` is 'bert', "
+        "expected 'albert'.")
+    assert "Traceback" not in result.stderr and not os.path.exists(tmp_path / "out")

@@ -1,0 +1,45 @@
+"""`albert_tf.interop.formats`: one entry point that recognises HF and keras-hub directories, and
+`init_from_group0` for them (a 2-group model from a 1-group checkpoint computes the same function)."""
+
+import keras_hub
+
+import test_parity_huggingface as parity
+from albert_tf import AlbertModel, AlbertPretrainingModel
+from albert_tf.checkpoints import save_tf1_checkpoint
+from albert_tf.interop import formats
+
+CONFIG = parity._grouped_config().replace(num_hidden_groups=1, inner_group_num=1)
+
+
+def _model_keys(config):
+    return {key: getattr(config, key) for key in config.model_keys()}
+
+
+def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
+    parity._hf_model(CONFIG, seed=3).save_pretrained(tmp_path / "hf")
+    keras_hub.models.AlbertBackbone(
+        vocabulary_size=CONFIG.vocab_size, num_layers=4, num_heads=2, embedding_dim=64, hidden_dim=128,
+        intermediate_dim=512, max_sequence_length=CONFIG.max_position_embeddings,
+    ).save_to_preset(tmp_path / "preset")
+    save_tf1_checkpoint(AlbertModel(CONFIG), str(tmp_path / "tf1" / "model.ckpt-1"))
+
+    assert formats.foreign_format(tmp_path / "hf") == formats.HUGGING_FACE
+    assert formats.foreign_format(tmp_path / "preset") == formats.KERAS_HUB
+    assert formats.foreign_format(tmp_path / "tf1") is None
+    assert _model_keys(formats.foreign_config(tmp_path / "hf")) == _model_keys(CONFIG)
+    assert _model_keys(formats.foreign_config(tmp_path / "preset")) == _model_keys(CONFIG)
+    assert formats.load_foreign(AlbertModel(CONFIG), tmp_path / "tf1") is None
+    assert len(formats.load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
+    assert len(formats.load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
+
+
+def test_init_from_group0_copies_group_0_into_every_group(tmp_path):
+    hf_model = parity._hf_model(CONFIG, seed=3)
+    hf_model.save_pretrained(tmp_path)
+    model = AlbertPretrainingModel(CONFIG.replace(num_hidden_groups=2))
+    report = formats.load_foreign(model, tmp_path, init_from_group0=True)
+    assert report.missing == () and len(report.sources) == 16
+    assert all(source.startswith("bert/encoder/transformer/group_0/") for source in report.sources.values())
+    inputs = parity._inputs(CONFIG.vocab_size)
+    parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
+                          "HF G=1 -> ours G=2 (init_from_group0)")

@@ -1,0 +1,131 @@
+"""keras-hub `AlbertBackbone` presets in and out, with keras-hub as the oracle.
+
+Both models use the tanh GELU and LayerNorm epsilon 1e-12, so outputs agree to float32 rounding:
+the tolerance is the HF tests' 1e-5 (absolute).
+"""
+
+import json
+import os
+
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import test_parity_huggingface as parity
+from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
+from albert_tf.checkpoints import CheckpointMismatchError
+from albert_tf.interop.keras_hub import (
+    albert_config_from_keras_hub,
+    is_keras_hub_preset,
+    keras_hub_spm_model_file,
+    load_keras_hub,
+    save_keras_hub_preset,
+)
+
+SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
+OUTPUTS = ("sequence_output", "pooled_output")
+
+
+def _config(**changes):
+    values = dict(vocab_size=30000, embedding_size=32, hidden_size=64, num_hidden_layers=4, num_hidden_groups=2,
+                  num_attention_heads=4, intermediate_size=128, inner_group_num=2, max_position_embeddings=64)
+    values.update(changes)
+    return AlbertConfig(**values)
+
+
+def _backbone(config):
+    return keras_hub.models.AlbertBackbone(
+        vocabulary_size=config.vocab_size, num_layers=config.num_hidden_layers,
+        num_heads=config.num_attention_heads, embedding_dim=config.embedding_size,
+        hidden_dim=config.hidden_size, intermediate_dim=config.intermediate_size,
+        num_groups=config.num_hidden_groups, num_inner_repetitions=config.inner_group_num,
+        max_sequence_length=config.max_position_embeddings,
+    )
+
+
+def _randomize(model, seed):
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(parity._random_value(variable.path, tuple(variable.shape), rng).astype(np.float32))
+    return model
+
+
+def _assert_same_outputs(albert, backbone, label):
+    inputs = parity._inputs(albert.config.vocab_size)
+    ours = albert({name: tf.constant(inputs[name]) for name in ("input_word_ids", "input_mask", "input_type_ids")})
+    theirs = backbone({"token_ids": inputs["input_word_ids"], "segment_ids": inputs["input_type_ids"],
+                       "padding_mask": inputs["input_mask"]})
+    parity._assert_parity({name: ours[name].numpy() for name in OUTPUTS},
+                          {name: np.asarray(theirs[name]) for name in OUTPUTS}, label)
+
+
+def test_keras_hub_preset_loads_with_equal_outputs(tmp_path):
+    backbone = _randomize(_backbone(_config()), seed=1)
+    backbone.save_to_preset(tmp_path)
+    keras_hub.models.AlbertTokenizer(proto=SPM_MODEL).save_to_preset(tmp_path)
+    assert is_keras_hub_preset(tmp_path)
+
+    albert = AlbertModel(albert_config_from_keras_hub(tmp_path))
+    report = load_keras_hub(albert, tmp_path)
+    assert (report.missing, report.unused, report.skipped) == ((), (), ())
+    assert len(report.loaded) == len(albert.weights)
+    _assert_same_outputs(albert, backbone, "keras-hub -> ours, L=4 G=2 K=2")
+    with open(keras_hub_spm_model_file(tmp_path), "rb") as asset, open(SPM_MODEL, "rb") as original:
+        assert asset.read() == original.read()
+
+
+def test_ours_to_keras_hub_loads_with_equal_outputs(tmp_path):
+    model = _randomize(AlbertPretrainingModel(_config()), seed=2)
+    save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL)
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
+    _assert_same_outputs(model.albert, backbone, "ours -> keras-hub, L=4 G=2 K=2")
+    tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "preset"))
+    assert tokenizer.vocabulary_size() == 30000
+
+
+def test_unshared_model_is_one_group_per_layer(tmp_path):
+    albert = _randomize(AlbertModel(_config(num_hidden_groups=1, inner_group_num=1, sharing="none")), seed=3)
+    save_keras_hub_preset(albert, tmp_path / "preset")
+    backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
+    assert backbone.num_groups == 4
+    _assert_same_outputs(albert, backbone, "ours(none) -> keras-hub(groups = L)")
+    again = AlbertModel(albert.config)
+    load_keras_hub(again, tmp_path / "preset")
+    for ours, theirs in zip(albert.weights, again.weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_pretraining_model_needs_its_heads_allowed_missing(tmp_path):
+    _backbone(_config()).save_to_preset(tmp_path)
+    model = AlbertPretrainingModel(_config())
+    with pytest.raises(CheckpointMismatchError, match=r"model\.weights\.h5 does not match.*cls/predictions"):
+        load_keras_hub(model, tmp_path)
+    report = load_keras_hub(model, tmp_path, allow_missing=("cls/*",))
+    assert len(report.missing) == 7
+
+
+def test_learned_projection_with_equal_sizes_is_refused(tmp_path):
+    _backbone(_config(embedding_size=64)).save_to_preset(tmp_path)
+    with pytest.raises(ValueError, match=r"model\.weights\.h5 has a learned embedding_projection/kernel"):
+        load_keras_hub(AlbertModel(_config(embedding_size=64)), tmp_path)
+
+
+def test_another_class_or_architecture_is_refused(tmp_path):
+    _backbone(_config()).save_to_preset(tmp_path)
+    with pytest.raises(ValueError, match=r"config\.json describes another ALBERT.*num_attention_heads 4 \(the model has 2\)"):
+        load_keras_hub(AlbertModel(_config(num_attention_heads=2)), tmp_path)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "class_name": "BertBackbone"}))
+    with pytest.raises(ValueError, match=r"config\.json: `class_name` is 'BertBackbone', expected 'AlbertBackbone'"):
+        load_keras_hub(AlbertModel(_config()), tmp_path)
+
+
+def test_writing_refuses_partial_sharing_and_a_used_directory(tmp_path):
+    with pytest.raises(ValueError, match="sharing='ffn' cannot be stored"):
+        save_keras_hub_preset(AlbertModel(_config(sharing="ffn")), tmp_path / "preset")
+    assert not os.path.exists(tmp_path / "preset")
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("keep")
+    with pytest.raises(ValueError, match="used exists and is not an empty directory"):
+        save_keras_hub_preset(AlbertModel(_config()), tmp_path / "used")
