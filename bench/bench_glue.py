@@ -15,7 +15,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import albert_tf  # noqa: E402,F401  (first: sets TensorFlow's CPU defaults before it loads)
+from albert_tf.cli import prefer_onednn  # noqa: E402
+
+prefer_onednn()  # before TensorFlow loads, as the scripts do
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

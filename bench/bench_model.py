@@ -28,7 +28,10 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import albert_tf  # noqa: E402,F401  (sets TensorFlow's CPU defaults, for every system alike)
+from albert_tf.cli import prefer_onednn  # noqa: E402
+
+prefer_onednn()  # TensorFlow's oneDNN CPU kernels, as the scripts ask for them, for every system alike
+
 import numpy as np  # noqa: E402
 
 from bench._common import cpu_flags, cpu_model, interleaved_medians, load_average, median, onednn_state  # noqa: E402

@@ -25,7 +25,9 @@ import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
-import albert_tf  # noqa: E402,F401  (sets TensorFlow's CPU defaults, for every system alike)
+from albert_tf.cli import prefer_onednn  # noqa: E402
+
+prefer_onednn()  # TensorFlow's oneDNN CPU kernels, as the scripts ask for them, for every system alike
 
 PREDICTIONS = 20
 
