@@ -1,7 +1,6 @@
 """Speed and peak memory of `data_prep.create_pretraining_data` at 1x and 10x a corpus.
 
-    python bench/bench_create_pretraining_data.py \
-        --corpus=/work/shared/data/corpus/gutenberg_paragraphs.txt
+    python bench/bench_create_pretraining_data.py --corpus=CORPUS.txt   # e.g. 10 MB of Gutenberg paragraphs
 
 Runs the CLI as a subprocess per (corpus scale, worker count) and reports instances, wall time,
 instances/s, CPU seconds of the whole process tree, and peak RSS summed over the process and its
@@ -30,7 +29,7 @@ sys.path.insert(0, REPO)
 
 from albert_tf.cli import require, run_main  # pylint: disable=wrong-import-position
 
-flags.DEFINE_string("corpus", "/work/shared/data/corpus/gutenberg_paragraphs.txt", "Input text.")
+flags.DEFINE_string("corpus", os.path.join(REPO, "data/corpus/sample.txt"), "Input text: one paragraph per line, blank lines between documents.")
 flags.DEFINE_string("spm_model_file", os.path.join(REPO, "data/albert_spm/30k-clean.model"), "Model.")
 flags.DEFINE_list("scales", ["1", "10"], "Corpus copies per run.")
 flags.DEFINE_list("workers", ["1", "2"], "--num_workers values.")

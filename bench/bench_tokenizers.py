@@ -5,8 +5,8 @@ differ between our Python tokenizer and (a) HF's slow AlbertTokenizer (lines wit
 `` or '' excluded: HF rewrites them, the original does not) and (b) our in-graph tokenizer.
 Speed: lines/s and tokens/s over the corpus lines, in interleaved rounds, with the load average.
 
-    python bench/bench_tokenizers.py --data_dir=/work/shared/data
     python bench/bench_tokenizers.py --data_dir=data --rounds=3       # the bundled samples
+    python bench/bench_tokenizers.py --data_dir=DIR                   # full GLUE + corpus, laid out as data/
 
 Also times raw SentencePiece (no normalisation, no digit-comma rule) as a floor, and keras-hub's
 AlbertTokenizer (which does not lowercase, so its ids differ; speed only).
