@@ -93,7 +93,7 @@ def keras_hub_model(config, dtype):
 def ours_model(config, dtype):
     from albert_tf import AlbertPretrainingModel
 
-    model = AlbertPretrainingModel(config, dtype=dtype)
+    model = AlbertPretrainingModel(config, dtype=dtype, kernels="cpu")  # what --kernels=auto picks on a CPU
     names = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
     return (lambda features, training: model({n: features[n] for n in names}, training=training)), model.trainable_variables
 
@@ -129,7 +129,8 @@ def trainer_step(config, batch, seq, dtype, replicas, directory, jit_compile=Fal
 
     strategy = distribute.get_strategy("mirrored" if replicas > 1 else "one_device")
     settings = TrainerSettings(train_batch_size=batch, num_train_steps=1000, learning_rate=1e-4, num_warmup_steps=10,
-                               mixed_precision=dtype or "float32", jit_compile=jit_compile)
+                               mixed_precision=dtype or "float32", jit_compile=jit_compile,
+                               kernels="cpu")  # what --kernels=auto picks on a CPU
     trainer = PretrainingTrainer(strategy, config, settings)
     path = os.path.join(directory, "bench_xla.tfrecord" if jit_compile else "bench.tfrecord")  # one file per trainer
     write_records(path, batch * 4, seq, config.vocab_size)
