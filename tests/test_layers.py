@@ -13,6 +13,7 @@ from albert_tf.layers import (
     ClassificationHead,
     FactorizedEmbedding,
     FeedForwardSubLayer,
+    MaskedLMHead,
     SentenceOrderHead,
     SharedTransformerEncoder,
 )
@@ -192,6 +193,7 @@ def test_group_index_is_the_originals_float_expression():
         SharedTransformerEncoder(4, 12, 3, 20, num_hidden_groups=2, inner_group_num=2, sharing="ffn"),
         SentenceOrderHead(12),
         ClassificationHead(3, 12, dropout_rate=0.2),
+        MaskedLMHead(FactorizedEmbedding(97, 8, 12, 16, 2), hidden_act="relu", name="masked_lm_head"),
     ],
     ids=lambda layer: type(layer).__name__,
 )

@@ -69,8 +69,20 @@ class MaskedLMHead(Float32Outputs, keras.layers.Layer):
         return tuple(rows) + (self.embedding.vocab_size,)
 
     def get_config(self):
-        # The tied embedding is a layer of the enclosing model, which rebuilds this head from
-        # its own config; only the scalar arguments are recorded here.
+        # The tied embedding is serialized too, so that a head alone round-trips; the models
+        # are rebuilt from their AlbertConfig instead, and tie the head to their own embedding.
         config = super().get_config()
-        config.update({"hidden_act": self.hidden_act, "initializer_range": self.initializer_range})
+        config.update(
+            {
+                "embedding": keras.saving.serialize_keras_object(self.embedding),
+                "hidden_act": self.hidden_act,
+                "initializer_range": self.initializer_range,
+            }
+        )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["embedding"] = keras.saving.deserialize_keras_object(config["embedding"])
+        return cls(**config)
