@@ -160,5 +160,10 @@ def main(argv):
     print(f"wrote {FLAGS.model_prefix}.model and {FLAGS.model_prefix}.vocab")
 
 
+def console_main():
+    """The `albert-train-sentencepiece` command (`python -m data_prep.train_sentencepiece`)."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()
