@@ -20,7 +20,7 @@ from albert_tf.checkpoint_names import HUB_MODULE_PREFIX, is_training_state, tf1
 RELEASED_CHECKPOINT_NAME = "model.ckpt-best"
 # Where a TF1 Hub module directory keeps its weights.
 HUB_VARIABLES_PREFIX = os.path.join("variables", "variables")
-# Where fine-tuning keeps its best weights and its training checkpoints (glue/training.py).
+# Where fine-tuning (glue/training.py) keeps its best weights and its training checkpoints.
 BEST_CHECKPOINT_PREFIX = os.path.join("best", "model")
 TRAINING_CHECKPOINT_DIR = "checkpoints"
 # The object our checkpoints keep the model under: tf.train.Checkpoint(model=..., optimizer=...).

@@ -3,6 +3,7 @@ directory with the bundled defaults (nothing read from the checkout)."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -19,9 +20,13 @@ def venv(tmp_path_factory):
     """A virtual environment with the wheel installed. It sees this interpreter's packages
     (TensorFlow & co.), so nothing is downloaded; the wheel itself is installed without deps."""
     root = tmp_path_factory.mktemp("package")
+    # Built from a clean copy: an in-tree build would reuse build/, stale files included.
+    source = root / "source"
+    shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "output", "runs", ".cache", "__pycache__", "*.egg-info", ".pytest_cache"))
     wheel_dir = root / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(wheel_dir), REPO_ROOT], check=True, capture_output=True, timeout=300)
+                    "-w", str(wheel_dir), str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = wheel_dir.glob("albert_tf-*.whl")
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(root / "venv")], check=True, timeout=300)
     bin_dir = root / "venv" / "bin"
