@@ -16,12 +16,12 @@ import sys
 
 from absl import flags
 
+from albert_cli.bundled import TINY_CONFIG
 from albert_tf.cli import UsageError, prefer_onednn, require, run_main
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 prefer_onednn()  # before TensorFlow loads
 
-REPO_ROOT = os.path.dirname(os.path.abspath(__file__))
 OPTIMIZERS = ("lamb", "adamw")
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
@@ -32,7 +32,7 @@ PREEMPTED_EXIT_CODE = 143
 
 # --- The original's flags (defaults: the bundled tiny run; the original's are in the help and
 # in configs/pretraining_paper.flags).
-flags.DEFINE_string("albert_config_file", os.path.join(REPO_ROOT, "configs", "albert_tiny.json"), "Model config JSON. Original: required.")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "Model config JSON (default: the bundled configs/albert_tiny.json). Original: required.")
 flags.DEFINE_string("input_file", None, "Training TFRecords: comma-separated paths/globs. Default: built from the bundled corpus sample. Original: required.")
 flags.DEFINE_string("output_dir", "output/pretraining", "Checkpoints, TensorBoard logs, metrics.jsonl, summary. Original: required.")
 flags.DEFINE_string("init_checkpoint", None, "Start from this checkpoint: an original TF1 one or ours (weights only).")
@@ -119,7 +119,7 @@ def load_config():
 def data_files(strategy):
     """(train files, eval files); builds the bundled data when --input_file is not given."""
     from albert_tf.distribute import num_workers  # pylint: disable=g-import-not-at-top
-    from albert_tf.pretraining.bundled_data import build_bundled_data  # pylint: disable=g-import-not-at-top
+    from albert_cli.bundled_data import build_bundled_data  # pylint: disable=g-import-not-at-top
 
     if FLAGS.input_file:
         return FLAGS.input_file, FLAGS.eval_input_file or FLAGS.input_file
@@ -191,13 +191,13 @@ def main(argv):
         iterations_per_loop=FLAGS.iterations_per_loop,
     )
     if run.restored_step is None and FLAGS.init_checkpoint:
-        from albert_tf.pretraining.init_checkpoint import initialize_model  # pylint: disable=g-import-not-at-top
+        from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 
         try:
-            report = initialize_model(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0)
-        except ValueError as error:
+            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0)
+        except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--init_checkpoint: {error}") from None
-        sys.stderr.write(report + "\n")
+        sys.stderr.write(f"{report}\n")
 
     summary = {"strategy": type(strategy).__name__, "replicas": strategy.num_replicas_in_sync, "train_files": train_files}
     if FLAGS.do_eval:
@@ -230,5 +230,10 @@ def main(argv):
     print(json.dumps(summary, indent=2))
 
 
+def console_main():
+    """The `albert-pretrain` command."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()

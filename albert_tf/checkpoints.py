@@ -1,9 +1,13 @@
-"""Reading and writing checkpoints in the original's TF1 format (google-research/albert names).
+"""One loader for every weight file of ALBERT, and the original's TF1 format out.
 
-`load_tf1_checkpoint` puts a released (or fine-tuned) TF1 checkpoint into our Keras models;
-`save_tf1_checkpoint` writes our weights back under the original names, for the original code,
-HF's `load_tf_weights_in_albert` and any tool that reads name-based checkpoints. The name map
-itself is declared in `albert_tf.checkpoint_names`.
+`load(model, path)` reads an original TF1 checkpoint (released tarballs, TF-Hub `module/` names,
+the original's run_pretraining / run_classifier output), a TF1 Hub module directory, a checkpoint
+of ours (pretraining or fine-tuning output: `tf.train.Checkpoint(model=...)`, a prefix or its
+directory) or a Keras `.weights.h5` / `.keras` file (`checkpoint_formats` tells them apart), and
+loads the parts the model has: a classifier started from a pretraining checkpoint takes the
+backbone. `save_tf1_checkpoint` writes our weights under the original names, for the original
+code, HF's `load_tf_weights_in_albert` and any tool that reads name-based checkpoints. The name
+map itself is declared in `albert_tf.checkpoint_names`.
 """
 
 import dataclasses
@@ -13,24 +17,12 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.checkpoint_names import (
-    GLOBAL_STEP,
-    HUB_MODULE_PREFIX,
-    group0_name,
-    is_training_state,
-    tf1_variables,
-)
+from albert_tf.checkpoint_formats import HEAD_NAMES, open_weights, resolve_checkpoint_prefix
+from albert_tf.checkpoint_names import GLOBAL_STEP, HUB_MODULE_PREFIX, group0_name, tf1_variables
 from albert_tf.io_utils import atomic_open, temporary_name
 
-# The prefix inside the released tarballs (albert_base/model.ckpt-best.index, ...).
-RELEASED_CHECKPOINT_NAME = "model.ckpt-best"
-# Where a TF1 Hub module directory keeps its weights.
-HUB_VARIABLES_PREFIX = os.path.join("variables", "variables")
-
-# For a classifier initialised from a pretraining checkpoint: its new head is missing from the
-# checkpoint, and the pretraining heads are not needed.
-CLASSIFIER_HEAD_NAMES = ("output_weights", "output_bias")
-PRETRAINING_HEAD_NAMES = ("cls/*",)
+__all__ = ["CheckpointLoadReport", "CheckpointMismatchError", "load", "resolve_checkpoint_prefix",
+           "save_tf1_checkpoint"]
 
 _MAX_LISTED_NAMES = 20
 
@@ -45,10 +37,11 @@ class CheckpointMismatchError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class CheckpointLoadReport:
-    """What `load_tf1_checkpoint` did: names are the original's (without any `module/`).
+    """What `load` did. Model variables are named by their TF1 names (without any `module/`).
 
     Attributes:
-        path: the checkpoint prefix that was read.
+        path: the checkpoint prefix or file that was read.
+        format: "TF1 checkpoint", "TF2 checkpoint" (ours) or "Keras file".
         loaded: model variables that were assigned.
         missing: model variables the checkpoint lacks (left as they were).
         unused: checkpoint weights no model variable took.
@@ -56,30 +49,47 @@ class CheckpointLoadReport:
             copies and identity projections of other formats.
         sources: {variable: checkpoint name} where they differ (`init_from_group0`).
         hub_prefix: whether the names carried the TF-Hub `module/` prefix.
+        new_heads: heads of the model the file does not have (their variables are in `missing`).
+        other_heads: heads in the file the model does not have (their weights are in `unused`).
     """
 
     path: str
+    format: str
     loaded: tuple
     missing: tuple
     unused: tuple
     skipped: tuple
     sources: dict
     hub_prefix: bool
+    new_heads: tuple = ()
+    other_heads: tuple = ()
+
+    def unexpected(self):
+        """(missing, unused) less the weights of heads only one side has: what strict refuses."""
+        new_head_names = [pattern for head in self.new_heads for pattern in HEAD_NAMES[head]]
+        other_head_names = [pattern for head in self.other_heads for pattern in HEAD_NAMES[head]]
+        return ([name for name in self.missing if not _matches(name, new_head_names)],
+                [name for name in self.unused if not _matches(name, other_head_names)])
 
     def summary(self):
-        notes = []
+        notes = [self.format]
         if self.hub_prefix:
             notes.append(f"`{HUB_MODULE_PREFIX}` prefix stripped")
         if self.sources:
             notes.append(f"{len(self.sources)} read from group_0")
         lines = [
             f"Loaded {len(self.loaded)} of {len(self.loaded) + len(self.missing)} variables "
-            f"from {self.path}" + (f" ({'; '.join(notes)})" if notes else "") + "."
+            f"from {self.path} ({'; '.join(notes)})."
         ]
-        if self.missing:
-            lines.append(f"Missing from the checkpoint ({len(self.missing)}): {', '.join(self.missing)}")
-        if self.unused:
-            lines.append(f"Unused checkpoint weights ({len(self.unused)}): {', '.join(self.unused)}")
+        if self.new_heads:
+            lines.append(f"New (not loaded): {', '.join(self.new_heads)}.")
+        if self.other_heads:
+            lines.append(f"Not used by this model: {', '.join(self.other_heads)}.")
+        missing, unused = self.unexpected()
+        if missing:
+            lines.append(f"Missing from the checkpoint ({len(missing)}): {', '.join(missing)}")
+        if unused:
+            lines.append(f"Unused checkpoint weights ({len(unused)}): {', '.join(unused)}")
         if self.skipped:
             lines.append(f"Skipped {len(self.skipped)} entries that are not weights to load "
                          "(optimizer slots, global_step, tied copies).")
@@ -87,47 +97,6 @@ class CheckpointLoadReport:
 
     def __str__(self):
         return self.summary()
-
-
-def resolve_checkpoint_prefix(path):
-    """A checkpoint prefix from a prefix, an `.index` file, a checkpoint directory or a Hub module."""
-    path = os.fspath(path)
-    if path.endswith(".index") and tf.io.gfile.exists(path):
-        return path[: -len(".index")]
-    if tf.io.gfile.isdir(path):
-        return _prefix_in_directory(path)
-    if not tf.io.gfile.exists(path + ".index"):
-        raise ValueError(
-            f"{path} is not a checkpoint: {path}.index does not exist; "
-            f"pass a prefix such as .../{RELEASED_CHECKPOINT_NAME} or a directory holding one."
-        )
-    return path
-
-
-def _prefix_in_directory(directory):
-    latest = tf.train.latest_checkpoint(directory)
-    if latest and tf.io.gfile.exists(latest + ".index"):
-        return latest
-    for name in (RELEASED_CHECKPOINT_NAME, HUB_VARIABLES_PREFIX):
-        prefix = os.path.join(directory, name)
-        if tf.io.gfile.exists(prefix + ".index"):
-            return prefix
-    indexes = sorted(tf.io.gfile.glob(os.path.join(directory, "*.index")))
-    if len(indexes) == 1:
-        return indexes[0][: -len(".index")]
-    found = f"several: {[os.path.basename(index) for index in indexes]}" if indexes else "none"
-    raise ValueError(
-        f"checkpoint directory {directory} holds no single checkpoint (*.index files: "
-        f"{found}) and no `checkpoint` file naming one; pass the checkpoint prefix instead."
-    )
-
-
-def _open_checkpoint(prefix):
-    try:
-        return tf.train.load_checkpoint(prefix)
-    except (tf.errors.OpError, ValueError) as error:
-        message = str(error).splitlines()[0]
-        raise ValueError(f"{prefix} is not a readable checkpoint ({message}).") from None
 
 
 def _matches(name, patterns):
@@ -140,105 +109,105 @@ def _listed(names):
     return shown + (f" ... (+{more} more, see error.report)" if more > 0 else "")
 
 
-def load_tf1_checkpoint(
-    model,
-    path,
-    strict=True,
-    init_from_group0=False,
-    allow_missing=(),
-    allow_unused=(),
-):
-    """Loads an original TF1 checkpoint into an ALBERT model and reports what was loaded.
+def load(model, path, strict=True, init_from_group0=False):
+    """Loads the weights at `path` into an ALBERT model and reports what was loaded.
 
-    Works for the released tarballs (`.../model.ckpt-best` or its directory), checkpoints written
-    by the original's run_pretraining / run_classifier, checkpoints with TF-Hub's `module/`
-    prefix, a TF1 Hub module directory, and `save_tf1_checkpoint` output. Optimizer slots and
-    `global_step` are skipped. Nothing is assigned unless every check passes.
+    Only the parts both have are loaded: a classifier from a pretraining checkpoint takes the
+    backbone (its new head stays as initialised, the pretraining heads go unused), a backbone
+    takes the backbone of any task model's file. Optimizer state and steps are skipped. Nothing
+    is assigned unless every check passes.
 
     Args:
         model: an `AlbertModel`, `AlbertPretrainingModel` or `AlbertClassifier`.
-        path: a checkpoint prefix, its `.index` file, or a directory holding one checkpoint.
-        strict: if True, a model variable missing from the checkpoint or a checkpoint weight the
-            model does not use is an error (except those matched by `allow_missing` /
-            `allow_unused`). Shape mismatches are always errors.
+        path: a checkpoint prefix, its `.index` file, a directory holding a checkpoint (a
+            released tarball, a Hub module, run_pretraining / run_classifier output), a
+            `.weights.h5` / `.keras` file, a Hugging Face checkpoint directory or a keras-hub
+            preset directory (`albert_tf.interop`).
+        strict: if True, a model variable missing from the file or a stored weight the model
+            does not use is an error, except whole heads that only one side has. Shape
+            mismatches are always errors.
         init_from_group0: the original's `--init_from_group0`: a variable under `group_N` that
-            the checkpoint lacks is read from `group_0`, so a multi-group or unshared model can
-            start from a released all-shared checkpoint.
-        allow_missing: names or glob patterns that may be missing even when strict, e.g.
-            `CLASSIFIER_HEAD_NAMES` for a classifier started from a pretraining checkpoint.
-        allow_unused: names or glob patterns that may go unused even when strict, e.g.
-            `PRETRAINING_HEAD_NAMES` ("cls/*").
+            the file lacks is read from `group_0`, so a multi-group or unshared model can start
+            from a released all-shared checkpoint.
 
     Returns:
         A `CheckpointLoadReport`; `print(report)` gives a summary.
-    """
-    prefix = resolve_checkpoint_prefix(path)
-    reader = _open_checkpoint(prefix)
-    stored_shapes = reader.get_variable_to_shape_map()
-    hub_prefix = any(name.startswith(HUB_MODULE_PREFIX) for name in stored_shapes)
-    stored_names = {name.removeprefix(HUB_MODULE_PREFIX): name for name in stored_shapes}
-    skipped = sorted(name for name in stored_names if is_training_state(name))
 
+    Raises:
+        FileNotFoundError: nothing at `path`. ValueError: not a checkpoint, or it does not fit
+        the model (`CheckpointMismatchError` when strict and names differ).
+    """
+    foreign = _load_foreign(model, path, strict, init_from_group0)
+    if foreign is not None:
+        return foreign
+    stored = open_weights(path, model)
     variables = tf1_variables(model)
     sources, missing = {}, []
     for name in variables:
-        if name in stored_names:
+        if name in stored.shapes:
             sources[name] = name
-        elif init_from_group0 and group0_name(name) in stored_names:
+        elif init_from_group0 and group0_name(name) in stored.shapes:
             sources[name] = group0_name(name)
         else:
             missing.append(name)
     used = set(sources.values())
-    unused = sorted(set(stored_names) - used - set(skipped))
+    unused = sorted(set(stored.shapes) - used)
+    has_head = {head: hasattr(model, head) for head in HEAD_NAMES}
     report = CheckpointLoadReport(
-        path=prefix,
+        path=stored.path,
+        format=stored.format,
         loaded=tuple(sources),
         missing=tuple(missing),
         unused=tuple(unused),
-        skipped=tuple(skipped),
+        skipped=stored.skipped,
         sources={name: source for name, source in sources.items() if name != source},
-        hub_prefix=hub_prefix,
+        hub_prefix=stored.hub_prefix,
+        new_heads=tuple(head for head, patterns in HEAD_NAMES.items() if has_head[head]
+                        and not any(_matches(name, patterns) for name in stored.shapes)),
+        other_heads=tuple(head for head, patterns in HEAD_NAMES.items() if not has_head[head]
+                          and any(_matches(name, patterns) for name in stored.shapes)),
     )
 
     mismatches = [
-        f"{name} (checkpoint {source}: {stored_shapes[stored_names[source]]}, "
-        f"model: {list(variables[name].shape)})"
+        f"{name} (checkpoint {source}: {stored.shapes[source]}, model: {list(variables[name].shape)})"
         for name, source in sources.items()
-        if list(stored_shapes[stored_names[source]]) != list(variables[name].shape)
+        if stored.shapes[source] != list(variables[name].shape)
     ]
     if mismatches:
         raise ValueError(
-            f"load_tf1_checkpoint: shape mismatch loading {prefix} into {type(model).__name__}: "
+            f"shape mismatch loading {stored.path} into {type(model).__name__}: "
             f"{'; '.join(mismatches)}. Build the model from the config that ships with the checkpoint."
         )
     if strict:
-        _check_strict(model, report, allow_missing, allow_unused)
+        _check_strict(model, report)
 
     for name, source in sources.items():
         variable = variables[name]
-        value = reader.get_tensor(stored_names[source])
-        variable.assign(tf.cast(value, variable.dtype))
+        variable.assign(tf.cast(stored.read(source), variable.dtype))
     return report
 
 
-def _check_strict(model, report, allow_missing, allow_unused):
-    missing = [name for name in report.missing if not _matches(name, allow_missing)]
-    unused = [name for name in report.unused if not _matches(name, allow_unused)]
+def _load_foreign(model, path, strict, init_from_group0):
+    """A Hugging Face checkpoint or keras-hub preset loaded as `load` loads the others (a head
+    only one side has is allowed), or None when `path` is neither."""
+    from albert_tf.interop.formats import load_foreign  # interop builds on this module
+
+    heads = tuple(pattern for patterns in HEAD_NAMES.values() for pattern in patterns)
+    return load_foreign(model, path, strict=strict, allow_missing=heads, allow_unused=heads,
+                        init_from_group0=init_from_group0)
+
+
+def _check_strict(model, report):
+    missing, unused = report.unexpected()
     problems = []
     if missing:
-        problems.append(
-            f"{len(missing)} model variable(s) missing from the checkpoint: {_listed(missing)} "
-            "(allow them with allow_missing=..., e.g. CLASSIFIER_HEAD_NAMES for a new head)"
-        )
+        problems.append(f"{len(missing)} model variable(s) missing from the checkpoint: {_listed(missing)}")
     if unused:
-        problems.append(
-            f"{len(unused)} checkpoint weight(s) unused by the model: {_listed(unused)} "
-            "(allow them with allow_unused=..., e.g. PRETRAINING_HEAD_NAMES)"
-        )
+        problems.append(f"{len(unused)} checkpoint weight(s) unused by the model: {_listed(unused)}")
     if problems:
         raise CheckpointMismatchError(
-            f"load_tf1_checkpoint: {report.path} does not match {type(model).__name__}: "
-            f"{'; '.join(problems)}; or pass strict=False.",
+            f"{report.path} does not match {type(model).__name__}: {'; '.join(problems)}; "
+            "build the model from the checkpoint's config, or pass strict=False.",
             report,
         )
 

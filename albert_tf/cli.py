@@ -1,8 +1,9 @@
 """Command-line plumbing shared by the scripts: one-line errors with exit code 2.
 
-Bad input is the user's problem to fix, not a crash: scripts raise `UsageError` with a message
-that names the flag, file or field and what was expected, and `run_main` turns it into one line
-on stderr and exit status 2 (no traceback).
+Bad input is the user's problem to fix, not a crash: scripts raise `UsageError`, the library
+ValueError or FileNotFoundError, with a message that names the flag, file or field and what was
+expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
+Library modules never import this one.
 """
 
 import os
@@ -34,13 +35,20 @@ def exit_with_usage_error(error):
     sys.exit(2)
 
 
-def run_main(main, argv=None):
-    """Runs an absl `main(argv)`; a `UsageError` or a bad flag becomes one line and exit code 2."""
+def run_main(main, argv=None, help_module=None):
+    """Runs an absl `main(argv)`; a `UsageError` or a bad flag becomes one line and exit code 2.
+
+    `help_module`: the module that defines the command's flags, when it is not `__main__` (an
+    installed console script or a thin wrapper): `--help` then shows its docstring and flags.
+    """
+    if help_module is not None:
+        _show_in_help(sys.modules[help_module])
 
     def guarded(args):
         try:
             return main(args)
-        except UsageError as error:
+        except (UsageError, ValueError, FileNotFoundError) as error:
+            # The library's bad-input errors name the setting (by its flag) and what was expected.
             exit_with_usage_error(error)
 
     # absl would print its whole usage text for a bad flag; one line names the flag instead.
@@ -48,6 +56,14 @@ def run_main(main, argv=None):
         app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
     except UsageError as error:
         exit_with_usage_error(error)
+
+
+def _show_in_help(module):
+    from absl import flags  # pylint: disable=g-import-not-at-top
+
+    sys.modules["__main__"].__doc__ = module.__doc__
+    for flag in flags.FLAGS.get_key_flags_for_module(module.__name__):
+        flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
 
 
 def _parse_flags_or_usage_error(argv):

@@ -1,6 +1,7 @@
-"""`AlbertConfig`: the released `albert_config.json` format, validated at construction."""
+"""`AlbertConfig`: the released `albert_config.json` format as a dataclass, validated at construction."""
 
 import copy
+import dataclasses
 import json
 
 import tensorflow as tf
@@ -28,67 +29,46 @@ _POSITIVE_INT_KEYS = (
 )
 
 
+@dataclasses.dataclass
 class AlbertConfig:
     """Hyperparameters of an ALBERT model, as in google-research/albert's `albert_config.json`.
 
     Defaults are the original's (they describe xxlarge); only `vocab_size` is required.
     `hidden_act="gelu"` is the tanh approximation, as in the original. `sharing` is ours:
     which sub-layers are shared across the layers of a group ("all" is the paper's ALBERT).
+    `released_keys` holds the keys released files carry that the model does not read
+    (`net_structure_type`, ...): `from_dict` puts them there and `to_dict` writes them back.
+    Validated on construction (`__post_init__`).
     """
 
-    def __init__(
-        self,
-        vocab_size,
-        embedding_size=128,
-        hidden_size=4096,
-        num_hidden_layers=12,
-        num_hidden_groups=1,
-        num_attention_heads=64,
-        intermediate_size=16384,
-        inner_group_num=1,
-        hidden_act="gelu",
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        max_position_embeddings=512,
-        type_vocab_size=2,
-        initializer_range=0.02,
-        sharing="all",
-        **released_keys,
-    ):
-        unknown = sorted(set(released_keys) - set(_PASSTHROUGH_KEYS))
+    vocab_size: int
+    embedding_size: int = 128
+    hidden_size: int = 4096
+    num_hidden_layers: int = 12
+    num_hidden_groups: int = 1
+    num_attention_heads: int = 64
+    intermediate_size: int = 16384
+    inner_group_num: int = 1
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    initializer_range: float = 0.02
+    sharing: str = "all"
+    released_keys: dict = dataclasses.field(default_factory=dict)
+
+    @staticmethod
+    def model_keys():
+        return tuple(field.name for field in dataclasses.fields(AlbertConfig) if field.name != "released_keys")
+
+    def __post_init__(self):
+        unknown = sorted(set(self.released_keys) - set(_PASSTHROUGH_KEYS))
         if unknown:
             raise ValueError(
                 f"AlbertConfig: unknown key(s) {unknown}; allowed keys are "
                 f"{sorted(list(self.model_keys()) + list(_PASSTHROUGH_KEYS))}."
             )
-        self.vocab_size = vocab_size
-        self.embedding_size = embedding_size
-        self.hidden_size = hidden_size
-        self.num_hidden_layers = num_hidden_layers
-        self.num_hidden_groups = num_hidden_groups
-        self.num_attention_heads = num_attention_heads
-        self.intermediate_size = intermediate_size
-        self.inner_group_num = inner_group_num
-        self.hidden_act = hidden_act
-        self.hidden_dropout_prob = hidden_dropout_prob
-        self.attention_probs_dropout_prob = attention_probs_dropout_prob
-        self.max_position_embeddings = max_position_embeddings
-        self.type_vocab_size = type_vocab_size
-        self.initializer_range = initializer_range
-        self.sharing = sharing
-        self.released_keys = dict(released_keys)
-        self._validate()
-
-    @staticmethod
-    def model_keys():
-        return (
-            "vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
-            "num_hidden_groups", "num_attention_heads", "intermediate_size", "inner_group_num",
-            "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob",
-            "max_position_embeddings", "type_vocab_size", "initializer_range", "sharing",
-        )
-
-    def _validate(self):
         for key in _POSITIVE_INT_KEYS:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -128,12 +108,15 @@ class AlbertConfig:
 
     @classmethod
     def from_dict(cls, values):
-        return cls(**copy.deepcopy(dict(values)))
+        """From the released JSON's keys: the model's, and the released ones it keeps aside."""
+        values = copy.deepcopy(dict(values))
+        released = {key: values.pop(key) for key in list(values) if key not in cls.model_keys()}
+        return cls(**values, released_keys=released)
 
     @classmethod
     def from_json_file(cls, path):
         if not tf.io.gfile.exists(path):
-            raise ValueError(f"AlbertConfig: config file {path} does not exist.")
+            raise FileNotFoundError(f"AlbertConfig: config file {path} does not exist.")
         with tf.io.gfile.GFile(path, "r") as handle:
             try:
                 values = json.load(handle)
@@ -157,9 +140,3 @@ class AlbertConfig:
     def to_json_file(self, path):
         with atomic_open(path, "w") as handle:
             handle.write(self.to_json_string())
-
-    def __eq__(self, other):
-        return isinstance(other, AlbertConfig) and self.to_dict() == other.to_dict()
-
-    def __repr__(self):
-        return f"AlbertConfig({self.to_dict()})"

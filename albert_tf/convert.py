@@ -73,7 +73,7 @@ def _read_tf1(path):
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_tf.checkpoint_names import HUB_MODULE_PREFIX  # pylint: disable=g-import-not-at-top
-    from albert_tf.checkpoints import load_tf1_checkpoint, resolve_checkpoint_prefix  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import load, resolve_checkpoint_prefix  # pylint: disable=g-import-not-at-top
     from albert_tf.config import AlbertConfig  # pylint: disable=g-import-not-at-top
 
     prefix = resolve_checkpoint_prefix(path)
@@ -85,7 +85,7 @@ def _read_tf1(path):
     shapes = {name.removeprefix(HUB_MODULE_PREFIX): shape for name, shape in tf.train.list_variables(prefix)}
     rows = shapes["output_weights"][0] if "output_weights" in shapes else None
     model = _model_for_heads(config, shapes, rows)
-    report = load_tf1_checkpoint(model, prefix, allow_missing=NOT_IN_MASKED_LM)
+    report = load(model, prefix)  # a head the file lacks stays new (see checkpoints.load)
     spm_files = glob.glob(os.path.join(directory, "*.model"))
     return model, report, spm_files[0] if len(spm_files) == 1 else None
 

@@ -18,6 +18,8 @@ Batches always have exactly the batch size (`drop_remainder=True`): TPUs need st
 
 import tensorflow as tf
 
+from albert_tf.pretraining_schema import FEATURES
+
 FEATURE_NAMES = {
     "input_ids": "input_word_ids",
     "input_mask": "input_mask",
@@ -45,17 +47,7 @@ def expand_file_patterns(file_patterns):
         raise ValueError("pretraining data: no file pattern given")
     return files
 
-
-def _feature_lengths(max_seq_length, max_predictions_per_seq):
-    return {
-        "input_ids": ("max_seq_length", max_seq_length),
-        "input_mask": ("max_seq_length", max_seq_length),
-        "segment_ids": ("max_seq_length", max_seq_length),
-        "masked_lm_positions": ("max_predictions_per_seq", max_predictions_per_seq),
-        "masked_lm_ids": ("max_predictions_per_seq", max_predictions_per_seq),
-        "masked_lm_weights": ("max_predictions_per_seq", max_predictions_per_seq),
-        "next_sentence_labels": (None, 1),
-    }
+_READ_FEATURES = tuple(feature for feature in FEATURES if feature.name in FEATURE_NAMES)
 
 
 def check_file(path, max_seq_length, max_predictions_per_seq):
@@ -73,7 +65,9 @@ def check_file(path, max_seq_length, max_predictions_per_seq):
         raise ValueError(f"{path}: not a TFRecord file of tf.train.Example "
                          f"({type(error).__name__}: {error})") from None
     features = example.features.feature
-    for name, (flag, expected) in _feature_lengths(max_seq_length, max_predictions_per_seq).items():
+    for schema in _READ_FEATURES:
+        name, flag = schema.name, schema.length_setting
+        expected = schema.length(max_seq_length, max_predictions_per_seq)
         if name not in features:
             raise ValueError(f"{path}: feature {name!r} is missing; expected ALBERT pretraining data "
                              f"(data_prep.create_pretraining_data)")
@@ -87,10 +81,9 @@ def check_file(path, max_seq_length, max_predictions_per_seq):
 
 
 def _parse(serialized, max_seq_length, max_predictions_per_seq):
-    spec = {}
-    for name, (_, length) in _feature_lengths(max_seq_length, max_predictions_per_seq).items():
-        dtype = tf.float32 if name == "masked_lm_weights" else tf.int64
-        spec[name] = tf.io.FixedLenFeature([length], dtype)
+    spec = {feature.name: tf.io.FixedLenFeature([feature.length(max_seq_length, max_predictions_per_seq)],
+                                                tf.as_dtype(feature.dtype))
+            for feature in _READ_FEATURES}
     parsed = tf.io.parse_example(serialized, spec)
     batch = {}
     for name, key in FEATURE_NAMES.items():

@@ -1,4 +1,8 @@
-"""A dependency-free progress line for long work: count, rate and ETA, on stderr."""
+"""A dependency-free progress line for long work: count, rate and ETA, on stderr.
+
+Ours rather than tqdm's: in logs (CI, nohup, Kubernetes) it prints whole lines, where tqdm
+writes carriage returns into the file, and it adds task-specific numbers after the ETA.
+"""
 
 import sys
 import time

@@ -96,7 +96,7 @@ def run(beam_args=(), **settings):
     """Runs the build on Beam; `settings` are the builder's flags as keywords (see `build`).
 
     `beam_args` are Beam pipeline options, e.g. ["--runner=DirectRunner"]. Returns the
-    statistics summary. Raises `albert_tf.cli.UsageError` for bad settings or input.
+    statistics summary. Raises ValueError or FileNotFoundError for bad settings or input.
     """
     files = BeamFiles()
     plan, _ = make_plan(files, **settings)

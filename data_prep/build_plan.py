@@ -12,7 +12,6 @@ import os
 import numpy as np
 from absl import logging
 
-from albert_tf.cli import UsageError, require
 from albert_tf.tokenization import AlbertTokenizer
 from data_prep import corpus
 from data_prep.file_access import sidecar_name
@@ -94,41 +93,50 @@ def chunk_seed(random_seed, chunk_index, dupe_index):
 
 def output_paths(output_file, num_output_shards):
     """(shard paths, statistics path) for a comma list of files or a prefix with N shards."""
-    require(output_file, "--output_file is required")
+    if not output_file:
+        raise ValueError("--output_file is required")
     if num_output_shards:
-        require("," not in output_file, "--output_file must be one prefix (no commas) when "
-                                        "--num_output_shards is set")
+        if "," in output_file:
+            raise ValueError("--output_file must be one prefix (no commas) when --num_output_shards is set")
         names = [f"{output_file}-{i:05d}-of-{num_output_shards:05d}" for i in range(num_output_shards)]
         return names, output_file + STATS_SUFFIX
     names = [name.strip() for name in output_file.split(",") if name.strip()]
-    require(names, "--output_file is required")
-    require(len(set(names)) == len(names), f"--output_file lists a file twice: {output_file!r}")
+    if not names:
+        raise ValueError("--output_file is required")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--output_file lists a file twice: {output_file!r}")
     return names, names[0] + STATS_SUFFIX
 
 
 def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=None,
               do_lower_case=True, random_seed=12345, dupe_factor=40, num_output_shards=0,
               input_chunk_bytes=1 << 20, albert_config_file=None, **instance_options):
-    """Checks every setting and input; returns (plan, loaded tokenizer). Raises `UsageError`."""
-    require(dupe_factor >= 1, f"--dupe_factor must be >= 1, got {dupe_factor}")
-    require(random_seed >= 0, f"--random_seed must be >= 0, got {random_seed}")
-    require(num_output_shards >= 0, f"--num_output_shards must be >= 0, got {num_output_shards}")
-    require(input_chunk_bytes >= 1024, f"--input_chunk_bytes must be >= 1024, got {input_chunk_bytes}")
+    """Checks every setting and input; returns (plan, loaded tokenizer). Raises ValueError or
+    FileNotFoundError naming the setting (by its flag) and what was expected."""
+    if dupe_factor < 1:
+        raise ValueError(f"--dupe_factor must be >= 1, got {dupe_factor}")
+    if random_seed < 0:
+        raise ValueError(f"--random_seed must be >= 0, got {random_seed}")
+    if num_output_shards < 0:
+        raise ValueError(f"--num_output_shards must be >= 0, got {num_output_shards}")
+    if input_chunk_bytes < 1024:
+        raise ValueError(f"--input_chunk_bytes must be >= 1024, got {input_chunk_bytes}")
     try:
         options = InstanceOptions(**instance_options)
     except ValueError as error:
-        raise UsageError(str(error)) from None
-    require(spm_model_file or vocab_file,
-            "--spm_model_file (a SentencePiece .model) or --vocab_file (WordPiece) is required")
+        raise ValueError(str(error)) from None
+    if not (spm_model_file or vocab_file):
+        raise ValueError("--spm_model_file (a SentencePiece .model) or --vocab_file (WordPiece) is required")
     tokenizer_spec = TokenizerSpec(spm_model_file or None, None if spm_model_file else vocab_file,
                                    do_lower_case)
     for flag, path in (("--spm_model_file", tokenizer_spec.spm_model_file),
                        ("--vocab_file", tokenizer_spec.vocab_file)):
-        require(path is None or files.exists(path), f"{flag}: {path!r} does not exist")
+        if path is not None and not files.exists(path):
+            raise FileNotFoundError(f"{flag}: {path!r} does not exist")
     try:
         tokenizer = tokenizer_spec.load()
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise ValueError(str(error)) from None
     if albert_config_file:
         _require_config_vocab_size(files, albert_config_file, tokenizer.vocab_size,
                                    spm_model_file or vocab_file)
@@ -137,7 +145,8 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
     corpus.require_some_text(paths, files)
     outputs, stats_file = output_paths(output_file, num_output_shards)
     for path in outputs + [stats_file]:
-        require(not files.is_dir(path), f"--output_file: {path!r} is a directory")
+        if files.is_dir(path):
+            raise ValueError(f"--output_file: {path!r} is a directory")
     for directory in sorted({os.path.dirname(path) or "." for path in outputs + [stats_file]}):
         _require_writable_directory(files, directory)
     model_file = tokenizer_spec.spm_model_file or tokenizer_spec.vocab_file
@@ -154,17 +163,18 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
 
 
 def _require_config_vocab_size(files, albert_config_file, vocab_size, vocab_source):
-    require(files.exists(albert_config_file), f"--albert_config_file: {albert_config_file!r} does not exist")
+    if not files.exists(albert_config_file):
+        raise FileNotFoundError(f"--albert_config_file: {albert_config_file!r} does not exist")
     try:
         with files.open_read(albert_config_file) as handle:
             config = json.loads(handle.read().decode("utf-8"))
         config_vocab_size = int(config["vocab_size"])
     except (ValueError, KeyError, TypeError) as error:
-        raise UsageError(f"--albert_config_file {albert_config_file!r} is not an ALBERT config JSON "
+        raise ValueError(f"--albert_config_file {albert_config_file!r} is not an ALBERT config JSON "
                          f"with an integer \"vocab_size\" ({type(error).__name__}: {error})") from None
-    require(config_vocab_size == vocab_size,
-            f"--albert_config_file {albert_config_file!r} has vocab_size {config_vocab_size}, but "
-            f"{vocab_source!r} has {vocab_size} tokens: the model could not embed these ids")
+    if config_vocab_size != vocab_size:
+        raise ValueError(f"--albert_config_file {albert_config_file!r} has vocab_size {config_vocab_size}, but "
+                         f"{vocab_source!r} has {vocab_size} tokens: the model could not embed these ids")
 
 
 def _require_writable_directory(files, directory):
@@ -175,4 +185,4 @@ def _require_writable_directory(files, directory):
             pass
         files.delete(probe)
     except OSError as error:
-        raise UsageError(f"--output_file: cannot write to {directory!r} ({error.strerror or error})") from None
+        raise ValueError(f"--output_file: cannot write to {directory!r} ({error.strerror or error})") from None

@@ -11,7 +11,6 @@ Format, as in the original: one sentence (or paragraph) per line, a blank line b
 import array
 import dataclasses
 
-from albert_tf.cli import require
 from albert_tf.tokenization import preprocess_text
 
 
@@ -28,12 +27,14 @@ class Chunk:
 def expand_input_patterns(input_file, files):
     """`--input_file` (comma-separated paths and globs) -> sorted matches, pattern by pattern."""
     patterns = [pattern.strip() for pattern in (input_file or "").split(",") if pattern.strip()]
-    require(patterns, "--input_file is required (text files: one sentence per line, blank line "
-                      "between documents; comma-separated paths or globs)")
+    if not patterns:
+        raise ValueError("--input_file is required (text files: one sentence per line, blank line "
+                         "between documents; comma-separated paths or globs)")
     paths = []
     for pattern in patterns:
         matches = files.glob(pattern)
-        require(matches, f"--input_file: {pattern!r} matches no file")
+        if not matches:
+            raise FileNotFoundError(f"--input_file: {pattern!r} matches no file")
         paths.extend(matches)
     return paths
 
@@ -54,7 +55,7 @@ def require_some_text(paths, files, block_bytes=1 << 20):
             while block := handle.read(block_bytes):
                 if block.strip():
                     return
-    require(False, f"--input_file: no text in {', '.join(paths)} (the files are empty or blank)")
+    raise ValueError(f"--input_file: no text in {', '.join(paths)} (the files are empty or blank)")
 
 
 def chunk_lines(handle, chunk):

@@ -79,9 +79,10 @@ def build(num_workers=0, show_progress=True, **settings):
     `num_workers` processes (0: one per CPU) build shards in parallel; the bytes written do not
     depend on it. Returns {"stats", "stats_file", "built_shards", "skipped_shards",
     "elapsed_seconds"}.
-    Raises `albert_tf.cli.UsageError` for bad settings or input.
+    Raises ValueError or FileNotFoundError for bad settings or input (naming the flag).
     """
-    require(num_workers >= 0, f"--num_workers must be >= 0, got {num_workers}")
+    if num_workers < 0:
+        raise ValueError(f"--num_workers must be >= 0, got {num_workers}")
     start = time.monotonic()
     files = LocalFiles()
     plan, tokenizer = make_plan(files, **settings)
@@ -139,7 +140,7 @@ class _ChunkProgress:
 
 
 def _build_in_pool(plan, shard_indices, num_workers, progress):
-    """Yields each shard's stats; worker errors (e.g. `UsageError`) are re-raised here."""
+    """Yields each shard's stats; worker errors (e.g. ValueError) are re-raised here."""
     context = multiprocessing.get_context("spawn")  # no fork of a possibly multi-threaded parent
     messages = context.Queue()
     with context.Pool(num_workers, initializer=_start_worker, initargs=(plan, messages)) as pool:
@@ -182,8 +183,13 @@ def main(argv):
         f"{result['stats_file']}\n")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The `albert-create-pretraining-data` command (`python -m data_prep.create_pretraining_data`)."""
     define_builder_flags()
     flags.DEFINE_integer("num_workers", 0, "Worker processes (0: one per CPU). Output bytes do not "
                          "depend on it; parallelism is at most the number of output shards.")
-    run_main(main)
+    run_main(main, help_module=__name__)
+
+
+if __name__ == "__main__":
+    console_main()

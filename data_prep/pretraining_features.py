@@ -1,10 +1,13 @@
-"""The original's TFRecord schema (reference section 4.5): one `tf.train.Example` per instance.
+"""One `tf.train.Example` per instance, in the schema of `albert_tf.pretraining_schema`.
 
 Names, dtypes, order and zero padding are the original's, so files from its script and from ours
 are read by the same parser (`albert_tf.pretraining_data`, Model Garden's BERT pretraining loader).
 """
 
+from albert_tf.pretraining_schema import FEATURES
 from data_prep import tfrecord
+
+_ENCODERS = {"int64": tfrecord.int64_list_feature, "float32": tfrecord.float_list_feature}
 
 _FLOAT32_ONE = b"\x00\x00\x80\x3f"
 _FLOAT32_ZERO = b"\x00\x00\x00\x00"
@@ -28,18 +31,15 @@ class InstanceEncoder:
             raise ValueError(f"instance of {num_tokens} tokens and {num_predictions} predictions does "
                              f"not fit {self.max_seq_length} / {self.max_predictions}")
         pack = self._varints.pack
-        return tfrecord.example((
-            ("input_ids", tfrecord.int64_list_feature(pack(instance.input_ids) + bytes(token_padding))),
-            ("input_mask", tfrecord.int64_list_feature(b"\x01" * num_tokens + bytes(token_padding))),
-            ("segment_ids", tfrecord.int64_list_feature(
-                bytes(num_a_segment) + b"\x01" * (num_tokens - num_a_segment) + bytes(token_padding))),
-            ("token_boundary", tfrecord.int64_list_feature(
-                bytes(instance.token_boundary) + bytes(token_padding))),
-            ("masked_lm_positions", tfrecord.int64_list_feature(
-                pack(instance.masked_lm_positions) + bytes(prediction_padding))),
-            ("masked_lm_ids", tfrecord.int64_list_feature(
-                pack(instance.masked_lm_ids) + bytes(prediction_padding))),
-            ("masked_lm_weights", tfrecord.float_list_feature(
-                _FLOAT32_ONE * num_predictions + _FLOAT32_ZERO * prediction_padding)),
-            ("next_sentence_labels", tfrecord.int64_list_feature(bytes([int(instance.is_random_next)]))),
-        ))
+        # Values packed as the encoder of each feature's dtype takes them (varints, float32 bytes).
+        packed = {
+            "input_ids": pack(instance.input_ids) + bytes(token_padding),
+            "input_mask": b"\x01" * num_tokens + bytes(token_padding),
+            "segment_ids": bytes(num_a_segment) + b"\x01" * (num_tokens - num_a_segment) + bytes(token_padding),
+            "token_boundary": bytes(instance.token_boundary) + bytes(token_padding),
+            "masked_lm_positions": pack(instance.masked_lm_positions) + bytes(prediction_padding),
+            "masked_lm_ids": pack(instance.masked_lm_ids) + bytes(prediction_padding),
+            "masked_lm_weights": _FLOAT32_ONE * num_predictions + _FLOAT32_ZERO * prediction_padding,
+            "next_sentence_labels": bytes([int(instance.is_random_next)]),
+        }
+        return tfrecord.example((feature.name, _ENCODERS[feature.dtype](packed[feature.name])) for feature in FEATURES)

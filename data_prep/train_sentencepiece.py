@@ -18,7 +18,7 @@ import sentencepiece as spm
 import tensorflow as tf
 from absl import flags
 
-from albert_tf.cli import UsageError, require, run_main
+from albert_tf.cli import require, run_main
 from albert_tf.io_utils import atomic_open
 from albert_tf.progress import Progress
 from albert_tf.tokenization import preprocess_text
@@ -53,7 +53,7 @@ def expand_inputs(patterns):
 class CorpusLines:
     """The non-blank lines of `paths`, normalised as the tokenizer will see them.
 
-    A bad line raises `UsageError`, and the error is also kept in `.error`: SentencePiece calls
+    A bad line raises ValueError, and the error is also kept in `.error`: SentencePiece calls
     the iterator from C++ and re-raises anything as a RuntimeError with a Python traceback inside.
     """
 
@@ -70,7 +70,7 @@ class CorpusLines:
                     try:
                         line = raw.decode("utf-8")
                     except UnicodeDecodeError as error:
-                        self.error = UsageError(
+                        self.error = ValueError(
                             f"--input {path}: line {number} is not UTF-8 ({error.reason})"
                         )
                         raise self.error from None
@@ -108,7 +108,7 @@ def train(paths, vocab_size, do_lower_case=True, character_coverage=0.99995,
         if lines.error:
             raise lines.error from None
         # SentencePiece's own checks, e.g. a vocabulary too large for the text.
-        raise UsageError(f"SentencePiece training failed: {error}") from None
+        raise ValueError(f"SentencePiece training failed: {error}") from None
     return model.getvalue()
 
 
@@ -160,5 +160,10 @@ def main(argv):
     print(f"wrote {FLAGS.model_prefix}.model and {FLAGS.model_prefix}.vocab")
 
 
+def console_main():
+    """The `albert-train-sentencepiece` command (`python -m data_prep.train_sentencepiece`)."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()

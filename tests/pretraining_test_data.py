@@ -105,12 +105,10 @@ def run_script(flag_list, timeout=300, env=None):
 
 def model_weights(checkpoint_prefix):
     """{name: array} of the model's variables in one of our checkpoints."""
+    from albert_tf.checkpoint_formats import model_weight_keys
+
     reader = tf.train.load_checkpoint(checkpoint_prefix)
-    return {
-        name: reader.get_tensor(name)
-        for name in reader.get_variable_to_shape_map()
-        if name.startswith("model_weights/") and name.endswith("VARIABLE_VALUE")
-    }
+    return {path: reader.get_tensor(key) for path, key in model_weight_keys(checkpoint_prefix).items()}
 
 
 def assert_same_weights(left, right, rtol=1e-5, atol=1e-6):

@@ -1,4 +1,5 @@
-"""Original-format (TF1) checkpoints: names, round trips, strictness, init_from_group0."""
+"""The one loader (`checkpoints.load`) on every format, and TF1 checkpoints out: names, round trips,
+strictness, heads only one side has, init_from_group0."""
 
 import os
 import re
@@ -9,13 +10,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoint_names import tf1_variables
-from albert_tf.checkpoints import (
-    CLASSIFIER_HEAD_NAMES,
-    PRETRAINING_HEAD_NAMES,
-    CheckpointMismatchError,
-    load_tf1_checkpoint,
-    save_tf1_checkpoint,
-)
+from albert_tf.checkpoints import CheckpointMismatchError, load, save_tf1_checkpoint
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = "bert/encoder/transformer/group_0/inner_group_0/"
@@ -113,7 +108,7 @@ def test_round_trip_gives_identical_weights_and_outputs(sharing, tmp_path):
     target = _randomize(AlbertPretrainingModel(config), seed=2)
     assert len(tf1_variables(source)) == len(source.weights)  # Every weight has a TF1 name.
 
-    report = load_tf1_checkpoint(target, save_tf1_checkpoint(source, str(tmp_path / "ckpt")))
+    report = load(target, save_tf1_checkpoint(source, str(tmp_path / "ckpt")))
 
     assert (report.missing, report.unused, report.skipped) == ((), (), ())
     assert len(report.loaded) == len(source.weights)
@@ -179,7 +174,7 @@ def test_save_writes_complete_files_state_and_global_step(saved_pretraining, tmp
     reader = tf.train.load_checkpoint(prefix)
     assert reader.get_tensor("global_step") == 7
     assert reader.get_variable_to_dtype_map()["global_step"] == tf.int64
-    report = load_tf1_checkpoint(model, prefix)
+    report = load(model, prefix)
     assert report.skipped == ("global_step",)
 
 
@@ -203,7 +198,7 @@ def test_hub_module_prefix_and_optimizer_slots(saved_pretraining, tmp_path):
     prefix = _write(str(tmp_path / "hub"), {**arrays, **training_state})
     target = _randomize(AlbertPretrainingModel(_config()), seed=3)
 
-    report = load_tf1_checkpoint(target, prefix)
+    report = load(target, prefix)
 
     assert report.hub_prefix
     assert sorted(report.skipped) == sorted(training_state)
@@ -218,28 +213,28 @@ def test_paths_prefix_index_directory_and_hub_module(saved_pretraining, tmp_path
     model, prefix = saved_pretraining
     directory = os.path.dirname(prefix)
     for path in (prefix, prefix + ".index", directory):
-        assert load_tf1_checkpoint(model, path).path == prefix
+        assert load(model, path).path == prefix
 
     # A copied `checkpoint` file may name a path that does not exist here; a Hub module keeps
     # its weights in variables/variables.
     released = tmp_path / "albert_base"
     _write(str(released / "model.ckpt-best"), _values(model))
     (released / "checkpoint").write_text('model_checkpoint_path: "/elsewhere/model.ckpt-5"\n')
-    assert load_tf1_checkpoint(model, str(released)).path == str(released / "model.ckpt-best")
+    assert load(model, str(released)).path == str(released / "model.ckpt-best")
     hub = tmp_path / "hub_module"
     _write(str(hub / "variables" / "variables"), _values(model))
-    assert load_tf1_checkpoint(model, str(hub)).path == str(hub / "variables" / "variables")
+    assert load(model, str(hub)).path == str(hub / "variables" / "variables")
 
 
 def test_not_a_checkpoint_is_reported(saved_pretraining, tmp_path):
     model, _ = saved_pretraining
-    with pytest.raises(ValueError, match=r"nowhere is not a checkpoint: .*nowhere\.index does not exist"):
-        load_tf1_checkpoint(model, str(tmp_path / "nowhere"))
-    with pytest.raises(ValueError, match=r"holds no single checkpoint \(\*\.index files: none\)"):
-        load_tf1_checkpoint(model, str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"nowhere is not a checkpoint: .*nowhere\.index does not exist"):
+        load(model, str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match=r"holds no single checkpoint \(\*\.index files: none\)"):
+        load(model, str(tmp_path))
     (tmp_path / "junk.index").write_text("not a checkpoint")
     with pytest.raises(ValueError, match=r"junk is not a readable checkpoint"):
-        load_tf1_checkpoint(model, str(tmp_path / "junk"))
+        load(model, str(tmp_path / "junk"))
 
 
 def test_strict_reports_missing_and_unused_names_and_assigns_nothing(saved_pretraining, tmp_path):
@@ -252,19 +247,18 @@ def test_strict_reports_missing_and_unused_names_and_assigns_nothing(saved_pretr
     before = _values(target)
 
     with pytest.raises(CheckpointMismatchError) as error:
-        load_tf1_checkpoint(target, prefix)
+        load(target, prefix)
     assert str(error.value) == (
-        f"load_tf1_checkpoint: {prefix} does not match AlbertPretrainingModel: "
-        "1 model variable(s) missing from the checkpoint: bert/pooler/dense/bias "
-        "(allow them with allow_missing=..., e.g. CLASSIFIER_HEAD_NAMES for a new head); "
-        "1 checkpoint weight(s) unused by the model: bert/extra/kernel "
-        "(allow them with allow_unused=..., e.g. PRETRAINING_HEAD_NAMES); or pass strict=False."
+        f"{prefix} does not match AlbertPretrainingModel: "
+        "1 model variable(s) missing from the checkpoint: bert/pooler/dense/bias; "
+        "1 checkpoint weight(s) unused by the model: bert/extra/kernel; "
+        "build the model from the checkpoint's config, or pass strict=False."
     )
     assert error.value.report.missing == ("bert/pooler/dense/bias",)
     for name, value in _values(target).items():
         np.testing.assert_array_equal(value, before[name], err_msg=name)
 
-    report = load_tf1_checkpoint(target, prefix, strict=False)
+    report = load(target, prefix, strict=False)
     assert (report.missing, report.unused) == (("bert/pooler/dense/bias",), ("bert/extra/kernel",))
     after = _values(target)
     np.testing.assert_array_equal(after["bert/pooler/dense/kernel"], arrays["bert/pooler/dense/kernel"])
@@ -276,7 +270,7 @@ def test_strict_reports_missing_and_unused_names_and_assigns_nothing(saved_pretr
 def test_shape_mismatch_names_the_variable_and_both_shapes(saved_pretraining):
     _, prefix = saved_pretraining
     with pytest.raises(ValueError) as error:
-        load_tf1_checkpoint(AlbertModel(_config(vocab_size=120)), prefix)
+        load(AlbertModel(_config(vocab_size=120)), prefix)
     assert "shape mismatch" in str(error.value)
     assert ("bert/embeddings/word_embeddings (checkpoint bert/embeddings/word_embeddings: [100, 16], "
             "model: [120, 16])") in str(error.value)
@@ -287,12 +281,12 @@ def test_classifier_starts_from_a_pretraining_checkpoint(saved_pretraining):
     classifier = _randomize(AlbertClassifier(_config(), num_labels=3), seed=5)
     head_before = classifier.classification_head.output_weights.numpy()
 
-    report = load_tf1_checkpoint(classifier, prefix, allow_missing=CLASSIFIER_HEAD_NAMES,
-                                 allow_unused=PRETRAINING_HEAD_NAMES)
+    report = load(classifier, prefix)
 
     assert report.missing == ("output_weights", "output_bias")
     assert len(report.unused) == 7 and all(name.startswith("cls/") for name in report.unused)
     assert len(report.loaded) == len(tf1_variables(model.albert))
+    assert (report.new_heads, report.other_heads) == (("classification_head",), ("masked_lm_head", "sentence_order_head"))
     np.testing.assert_array_equal(classifier.classification_head.output_weights.numpy(), head_before)
     pretrained = _values(model)
     for name, value in _values(classifier.albert).items():
@@ -306,7 +300,7 @@ def test_classifier_round_trip_uses_top_level_head_names(tmp_path):
     assert (shapes["output_weights"], shapes["output_bias"]) == ([3, 32], [3])
 
     target = AlbertClassifier(_config(), num_labels=3)
-    load_tf1_checkpoint(target, prefix)
+    load(target, prefix)
     inputs = _inputs(_config())
     del inputs["masked_lm_positions"]
     np.testing.assert_array_equal(target(inputs)["logits"].numpy(), source(inputs)["logits"].numpy())
@@ -319,8 +313,8 @@ def test_init_from_group0_fills_every_owner_from_group_0(groups, sharing, tmp_pa
     target = AlbertModel(_config(num_hidden_groups=groups, inner_group_num=1, sharing=sharing))
 
     with pytest.raises(CheckpointMismatchError, match="group_1/inner_group_0"):
-        load_tf1_checkpoint(target, prefix)
-    report = load_tf1_checkpoint(target, prefix, init_from_group0=True)
+        load(target, prefix)
+    report = load(target, prefix, init_from_group0=True)
 
     assert (report.missing, report.unused) == ((), ())
     assert report.sources and all("/group_0/" in source for source in report.sources.values())
@@ -333,7 +327,118 @@ def test_init_from_group0_fills_every_owner_from_group_0(groups, sharing, tmp_pa
 def test_init_from_group0_prefers_a_group_the_checkpoint_has(saved_pretraining):
     model, prefix = saved_pretraining
     target = _randomize(AlbertPretrainingModel(_config()), seed=8)
-    report = load_tf1_checkpoint(target, prefix, init_from_group0=True)
+    report = load(target, prefix, init_from_group0=True)
     assert report.sources == {}
     group1 = "bert/encoder/transformer/group_1/inner_group_1/ffn_1/intermediate/dense/kernel"
     np.testing.assert_array_equal(_values(target)[group1], _values(model)[group1])
+
+
+# --- Our TF2 checkpoints and Keras files: the same loader, the parts the model has. -------------
+
+
+def _object_checkpoint(model, prefix, **training_state):
+    """A checkpoint in the layout this package writes: the model under `model`, plus state."""
+    return tf.train.Checkpoint(model=model, **training_state).write(prefix)
+
+
+def _assert_same(target, source):
+    expected = _values(source)
+    for name, value in _values(target).items():
+        np.testing.assert_array_equal(value, expected[name], err_msg=name)
+
+
+@pytest.mark.parametrize("make", [AlbertModel, AlbertPretrainingModel, lambda c: AlbertClassifier(c, 3)])
+def test_our_checkpoint_round_trips_every_model_with_training_state_skipped(make, tmp_path):
+    source = _randomize(make(_config()), seed=9)
+    step = tf.Variable(7, dtype=tf.int64)
+    prefix = _object_checkpoint(source, str(tmp_path / "ckpt-7"), data_steps=step)
+    target = _randomize(make(_config()), seed=10)
+
+    for path in (prefix, str(tmp_path)):
+        report = load(target, path)
+        assert (report.path, report.format) == (prefix, "TF2 checkpoint")
+        assert (report.missing, report.unused, report.new_heads, report.other_heads) == ((), (), (), ())
+        assert len(report.loaded) == len(target.weights)
+        assert "data_steps/.ATTRIBUTES/VARIABLE_VALUE" not in report.skipped  # suffix dropped
+        assert "data_steps" in report.skipped
+        _assert_same(target, source)
+
+
+def test_classifier_and_backbone_take_the_backbone_of_a_pretraining_checkpoint(tmp_path):
+    source = _randomize(AlbertPretrainingModel(_config()), seed=11)
+    prefix = _object_checkpoint(source, str(tmp_path / "ckpt-1"))
+    classifier = _randomize(AlbertClassifier(_config(), num_labels=3), seed=12)
+    head_before = classifier.classification_head.output_weights.numpy()
+
+    report = load(classifier, prefix)
+
+    assert report.new_heads == ("classification_head",)
+    assert report.other_heads == ("masked_lm_head", "sentence_order_head")
+    assert report.missing == ("output_weights", "output_bias")
+    assert sorted(report.unused) == sorted([
+        "model/masked_lm_head/output_bias", "model/masked_lm_head/transform/_kernel",
+        "model/masked_lm_head/transform/bias", "model/masked_lm_head/transform_layer_norm/beta",
+        "model/masked_lm_head/transform_layer_norm/gamma", "model/sentence_order_head/output_bias",
+        "model/sentence_order_head/output_weights"])
+    _assert_same(classifier.albert, source.albert)
+    np.testing.assert_array_equal(classifier.classification_head.output_weights.numpy(), head_before)
+
+    backbone = AlbertModel(_config())
+    assert load(backbone, prefix).other_heads == ("masked_lm_head", "sentence_order_head")
+    _assert_same(backbone, source.albert)
+
+
+def test_a_model_checkpoint_missing_part_of_the_backbone_is_strict_error(tmp_path):
+    source = _randomize(AlbertPretrainingModel(_config(num_hidden_groups=1)), seed=13)
+    prefix = _object_checkpoint(source, str(tmp_path / "ckpt-1"))
+    target = AlbertPretrainingModel(_config(num_hidden_groups=2))
+    with pytest.raises(CheckpointMismatchError, match=r"missing from the checkpoint: .*group_1/inner_group_0"):
+        load(target, prefix)
+    report = load(target, prefix, init_from_group0=True)
+    assert report.missing == () and report.sources
+
+
+def test_fine_tuning_output_directory_loads_its_best_then_its_latest(tmp_path):
+    best = _randomize(AlbertClassifier(_config(), num_labels=2), seed=14)
+    latest = _randomize(AlbertClassifier(_config(), num_labels=2), seed=15)
+    optimizer_state = {"step": tf.Variable(3)}
+    latest_prefix = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=latest, **optimizer_state), str(tmp_path / "checkpoints"), 1).save(3)
+    target = AlbertClassifier(_config(), num_labels=2)
+    assert load(target, str(tmp_path)).path == latest_prefix
+    best_prefix = _object_checkpoint(best, str(tmp_path / "best" / "model"))
+    assert load(target, str(tmp_path)).path == best_prefix
+    _assert_same(target, best)
+
+
+def test_object_checkpoint_without_a_model_is_an_error(tmp_path):
+    prefix = tf.train.Checkpoint(step=tf.Variable(1)).write(str(tmp_path / "ckpt-1"))
+    with pytest.raises(ValueError, match=r"without a `model` object \(it holds \['step'\]\)"):
+        load(AlbertModel(_config()), prefix)
+
+
+@pytest.mark.parametrize("suffix", [".weights.h5", ".keras"])
+@pytest.mark.parametrize("make", [AlbertPretrainingModel, lambda c: AlbertClassifier(c, 3), AlbertModel])
+def test_keras_files_load_whole_or_the_backbone(make, suffix, tmp_path):
+    source = _randomize(make(_config()), seed=16)
+    path = str(tmp_path / f"model{suffix}")
+    (source.save_weights if suffix == ".weights.h5" else source.save)(path)
+
+    same = make(_config())
+    report = load(same, path)
+    assert (report.format, report.missing, report.unused) == ("Keras file", (), ())
+    _assert_same(same, source)
+
+    classifier = AlbertClassifier(_config(), num_labels=3)
+    report = load(classifier, path)
+    _assert_same(classifier.albert, getattr(source, "albert", source))
+    assert report.missing == (() if isinstance(source, AlbertClassifier) else ("output_weights", "output_bias"))
+
+
+def test_keras_file_of_another_config_names_the_problem(tmp_path):
+    path = str(tmp_path / "model.weights.h5")
+    AlbertModel(_config()).save_weights(path)
+    with pytest.raises(ValueError, match=r"model.weights.h5 does not fit AlbertModel of this config"):
+        load(AlbertModel(_config(vocab_size=120)), path)
+    with pytest.raises(FileNotFoundError, match=r"absent.keras does not exist"):
+        load(AlbertModel(_config()), str(tmp_path / "absent.keras"))

@@ -98,7 +98,7 @@ def test_invalid_configs_name_the_key(changes, message):
 
 
 def test_file_errors_name_the_file(tmp_path):
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         AlbertConfig.from_json_file(str(tmp_path / "missing.json"))
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -12,7 +12,7 @@ import transformers
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertConfig, AlbertPretrainingModel
-from albert_tf.checkpoints import load_tf1_checkpoint, save_tf1_checkpoint
+from albert_tf.checkpoints import load, save_tf1_checkpoint
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 
@@ -33,7 +33,7 @@ def test_huggingface_to_tf1_and_back(tmp_path):
     assert "Wrote AlbertPretrainingModel as tf1" in result.stdout
 
     model = AlbertPretrainingModel(AlbertConfig.from_json_file(str(tmp_path / "tf1" / "albert_config.json")))
-    load_tf1_checkpoint(model, str(tmp_path / "tf1"))
+    load(model, str(tmp_path / "tf1"))
     inputs = parity._inputs(config.vocab_size)
     parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs), "convert HF -> tf1")
 

@@ -2,7 +2,6 @@
 
 import pytest
 
-from albert_tf.cli import UsageError
 from albert_tf.tokenization import AlbertTokenizer
 from data_prep import corpus
 from data_prep.create_pretraining_data import build
@@ -41,7 +40,7 @@ def test_input_patterns_expand_globs_and_comma_lists(tmp_path):
     (tmp_path / "dir.txt").mkdir()
     paths = corpus.expand_input_patterns(f"{tmp_path}/*.txt, {tmp_path}/c.md", LocalFiles())
     assert paths == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), str(tmp_path / "c.md")]
-    with pytest.raises(UsageError, match=r"--input_file: '.*missing\.txt' matches no file"):
+    with pytest.raises(FileNotFoundError, match=r"--input_file: '.*missing\.txt' matches no file"):
         corpus.expand_input_patterns(f"{tmp_path}/a.txt,{tmp_path}/missing.txt", LocalFiles())
 
 

@@ -2,7 +2,7 @@
 
 (1) ours -> save_tf1_checkpoint -> HF's own `load_tf_weights_in_albert` -> same outputs.
 (2) HF -> a TF1 checkpoint written here from HF's state dict (an independent name map) ->
-    load_tf1_checkpoint -> same outputs.
+    checkpoints.load -> same outputs.
 Run with `pytest -s` to see the measured maximum absolute differences.
 """
 
@@ -19,7 +19,7 @@ import transformers
 from transformers.models.albert.modeling_albert import load_tf_weights_in_albert
 
 from albert_tf import AlbertConfig, AlbertPretrainingModel
-from albert_tf.checkpoints import load_tf1_checkpoint, save_tf1_checkpoint
+from albert_tf.checkpoints import load, save_tf1_checkpoint
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOLERANCE = 1e-5
@@ -205,7 +205,7 @@ def _check_hf_to_ours(config, tmp_path, label, hf_groups=None, kernels="referenc
     prefix = str(tmp_path / "from_hf")
     written = _write_tf1_checkpoint_from_hf(hf_model, prefix)
     model = AlbertPretrainingModel(config, kernels=kernels)
-    report = load_tf1_checkpoint(model, prefix)
+    report = load(model, prefix)
     assert sorted(report.loaded) == sorted(written)
     inputs = _inputs(config.vocab_size)
     _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)

@@ -117,23 +117,23 @@ def test_mixed_precision_trains_float32_weights(records, precision, jit_compile)
 
 
 def test_init_checkpoint_accepts_ours_and_the_originals(tmp_path):
-    from albert_tf import AlbertConfig, AlbertPretrainingModel
-    from albert_tf.checkpoints import save_tf1_checkpoint
-    from albert_tf.pretraining.init_checkpoint import initialize_model
-    from albert_tf.pretraining.model_variables import variables_by_path
+    from albert_tf import AlbertConfig, AlbertPretrainingModel, checkpoints
+    from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
     from pretraining_test_data import TEST_CONFIG
 
     config = AlbertConfig.from_dict(TEST_CONFIG)
-    source = AlbertPretrainingModel(config)
-    ours = tf.train.Checkpoint(model_weights=variables_by_path(source)).write(str(tmp_path / "ours" / "ckpt-1"))
-    save_tf1_checkpoint(source, str(tmp_path / "tf1" / "model.ckpt"))
-    for path in (ours, str(tmp_path / "tf1")):
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    trainer = PretrainingTrainer(strategy, config, TrainerSettings(train_batch_size=2, num_train_steps=1))
+    ours = tf.train.Checkpoint(**trainer.checkpoint_items()).write(str(tmp_path / "ours" / "ckpt-1"))
+    source = trainer.model
+    checkpoints.save_tf1_checkpoint(source, str(tmp_path / "tf1" / "model.ckpt"))
+    for path, kind in ((ours, "TF2 checkpoint"), (str(tmp_path / "tf1"), "TF1 checkpoint")):
         target = AlbertPretrainingModel(config)
-        report = initialize_model(target, path)
-        assert "Loaded" in report
+        report = checkpoints.load(target, path)
+        assert report.format == kind and not report.missing and not report.unused
         for a, b in zip(source.get_weights(), target.get_weights()):
             np.testing.assert_array_equal(a, b)
 
     bigger = AlbertConfig.from_dict(dict(TEST_CONFIG, hidden_size=32))
-    with pytest.raises(ValueError, match="shape mismatch|does not match"):
-        initialize_model(AlbertPretrainingModel(bigger), ours)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        checkpoints.load(AlbertPretrainingModel(bigger), ours)

@@ -1,4 +1,4 @@
-"""run_classifier.py end to end on the shipped GLUE TSVs: train, evaluate, predict, export; and bad input."""
+"""run_classifier.py (albert_cli/classify.py) end to end on the shipped GLUE TSVs: train, evaluate, predict, export; and bad input."""
 
 import collections
 import json
@@ -155,14 +155,13 @@ RECIPE_FLAGS = ("warmup_step", "learning_rate", "train_step", "save_checkpoints_
 RESOLVE_FLAGS_SCRIPT = """
 import json, sys
 from absl import flags
-import run_classifier
+from albert_cli import classify as run_classifier
 from albert_tf.glue.tasks import get_task
 resolved = []
 for argv in json.loads(sys.argv[1]):
     flags.FLAGS.unparse_flags()
     flags.FLAGS(["run_classifier", *argv])
     run_classifier.apply_recipe(get_task(flags.FLAGS.task_name))
-    run_classifier.check_flags()
     resolved.append({name: flags.FLAGS[name].value for name in json.loads(sys.argv[2])})
 print(json.dumps(resolved))
 """
@@ -319,11 +318,10 @@ def test_init_checkpoint_from_an_original_tf1_checkpoint(tmp_path):
     encoder_names = sorted(backbone_variables(pretrained.albert))
     # Every encoder variable loaded; only the new head is missing; only the pretraining heads unused.
     assert log_lines(result.stderr, "init_checkpoint:") == [
-        f"init_checkpoint: Loaded {len(encoder_names)} of {len(encoder_names) + 2} variables from {prefix}."]
-    assert "\nMissing from the checkpoint (2): output_weights, output_bias\n" in result.stderr
-    (unused,) = [line for line in result.stderr.splitlines() if line.startswith("Unused checkpoint weights")]
-    assert unused.split(": ", 1)[1].split(", ") == sorted(
-        name for name in tf.train.load_checkpoint(prefix).get_variable_to_shape_map() if name.startswith("cls/"))
+        f"init_checkpoint: Loaded {len(encoder_names)} of {len(encoder_names) + 2} variables from {prefix} "
+        "(TF1 checkpoint)."]
+    assert "\nNew (not loaded): classification_head.\nNot used by this model: masked_lm_head, sentence_order_head.\n" in result.stderr
+    assert "Missing from" not in result.stderr and "Unused checkpoint" not in result.stderr
 
     reader = tf.train.load_checkpoint(prefix)
     fine_tuned = backbone_variables(classifier_after_first_step(output_dir, 2).albert)
@@ -353,12 +351,15 @@ def pretraining_output(tmp_path_factory):
     return PretrainingOutput(output_dir, config_file)
 
 
-def pretraining_encoder_weights(prefix, albert):
-    """{variable path: value} of `albert`'s variables as run_pretraining.py stored them at `prefix`."""
-    from albert_tf.pretraining.init_checkpoint import checkpoint_key
+def pretraining_encoder_weights(prefix, config_file):
+    """{TF1 name: value} of the encoder run_pretraining.py stored at `prefix`, read back through
+    the pretraining model's own restore."""
+    from albert_tf import AlbertConfig, AlbertPretrainingModel
+    from albert_tf.checkpoint_names import tf1_variables
 
-    reader = tf.train.load_checkpoint(prefix)
-    return {variable.path: reader.get_tensor(checkpoint_key(variable.path)) for variable in albert.variables}
+    model = AlbertPretrainingModel(AlbertConfig.from_json_file(config_file))
+    tf.train.Checkpoint(model=model).read(prefix).expect_partial().assert_existing_objects_matched()
+    return {name: variable.numpy() for name, variable in tf1_variables(model.albert).items()}
 
 
 @pytest.mark.slow
@@ -372,18 +373,19 @@ def test_init_checkpoint_from_run_pretraining_output(tmp_path, pretraining_outpu
     albert = classifier_after_first_step(output_dir, 2, pretraining_output.config_file).albert
     prefix = tf.train.latest_checkpoint(pretraining_output.output_dir)
     assert log_lines(result.stderr, "init_checkpoint:") == [
-        f"init_checkpoint: Loaded {len(albert.variables)} of {len(albert.variables)} model variables from {prefix} "
-        "(TF2 checkpoint; optimizer state not loaded)."]
-    stored = pretraining_encoder_weights(prefix, albert)
+        f"init_checkpoint: Loaded {len(albert.variables)} of {len(albert.variables) + 2} variables from {prefix} "
+        "(TF2 checkpoint)."]
+    from albert_tf.checkpoint_names import tf1_variables
+
+    stored = pretraining_encoder_weights(prefix, pretraining_output.config_file)
     assert len(stored) == len(albert.variables) > 20
-    for variable in albert.variables:
-        np.testing.assert_array_equal(variable.numpy(), stored[variable.path], err_msg=variable.path)
+    for name, variable in tf1_variables(albert).items():
+        np.testing.assert_array_equal(variable.numpy(), stored[name], err_msg=name)
 
 
 @pytest.mark.slow
 def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_path, pretraining_output):
-    from albert_tf import AlbertClassifier, AlbertConfig
-    from albert_tf.glue.initialization import initialize_from_checkpoint
+    from albert_tf import AlbertConfig, AlbertModel, checkpoints
 
     export_dir = str(tmp_path / "hub")
     result = run_export_encoder(f"--init_checkpoint={pretraining_output.output_dir}", f"--export_dir={export_dir}",
@@ -407,9 +409,9 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
                             for i in range(config.num_hidden_layers)})
     assert {name: value.shape.as_list() for name, value in outputs.items()} == expected_shapes
     # The exported encoder is the pretrained one, not a fresh initialisation.
-    reference = AlbertClassifier(config, num_labels=2)
-    initialize_from_checkpoint(reference, pretraining_output.output_dir)
-    expected = reference.albert(dict(inputs), training=False)
+    reference = AlbertModel(config)
+    checkpoints.load(reference, pretraining_output.output_dir)
+    expected = reference(dict(inputs), training=False)
     for name in ("sequence_output", "pooled_output"):
         np.testing.assert_allclose(outputs[name].numpy(), expected[name].numpy(), atol=1e-5, err_msg=name)
 
@@ -421,7 +423,8 @@ def test_bad_checkpoint_config_or_vocabulary_is_one_line_with_exit_code_2(tmp_pa
     common = ("--task_name=SST-2", "--do_eval", f"--data_dir={tmp_path / 'glue'}", f"--output_dir={tmp_path / 'out'}")
     cases = [
         (run_classifier(*common, f"--init_checkpoint={tmp_path / 'other' / 'ckpt-1'}"),
-         f"error: --init_checkpoint: cannot initialise from {tmp_path / 'other' / 'ckpt-1'}: Found "),
+         f"error: --init_checkpoint: cannot initialise from {tmp_path / 'other' / 'ckpt-1'}: "
+         f"{tmp_path / 'other' / 'ckpt-1'} is an object-based checkpoint without a `model` object"),
         (run_classifier(*common, f"--albert_config_file={SPM_MODEL}"), "error: --albert_config_file: "),
         (run_export_encoder(f"--export_dir={tmp_path / 'hub'}", "--init_checkpoint=unused",
                             f"--spm_model_file={TINY_CONFIG}"),

@@ -7,7 +7,6 @@ label lists (their order fixes the logit index), and the metric that picks the b
 
 import dataclasses
 
-from albert_tf.cli import UsageError
 
 BINARY_LABELS = ("0", "1")
 NLI_LABELS = ("contradiction", "entailment", "neutral")
@@ -174,4 +173,4 @@ def get_task(name):
     for task in _TASK_LIST:
         if _normalized(task.name) == _normalized(name or ""):
             return task
-    raise UsageError(f"--task_name: unknown GLUE task {name!r}; known tasks: {', '.join(TASKS)}")
+    raise ValueError(f"--task_name: unknown GLUE task {name!r}; known tasks: {', '.join(TASKS)}")

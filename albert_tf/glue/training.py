@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.glue.metrics import task_metrics
 from albert_tf.io_utils import atomic_open
 from albert_tf.optimization import create_optimizer
@@ -24,8 +25,6 @@ from albert_tf.progress import Progress
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
 
-BEST_DIR = "best"
-BEST_PREFIX = "model"
 BEST_METRICS_FILE = "best_metrics.json"
 EVAL_HISTORY_FILE = "eval_history.json"
 
@@ -50,7 +49,7 @@ def evaluate(task, model, eval_sets):
 
 
 def best_checkpoint_prefix(output_dir):
-    return os.path.join(output_dir, BEST_DIR, BEST_PREFIX)
+    return os.path.join(output_dir, BEST_CHECKPOINT_PREFIX)
 
 
 def read_best_metrics(output_dir):
@@ -146,7 +145,7 @@ def fine_tune(task, classifier, optimizer, train_dataset, eval_sets, train_steps
     optimizer.build(model.trainable_variables)
     manager = tf.train.CheckpointManager(
         tf.train.Checkpoint(model=classifier, optimizer=optimizer),
-        os.path.join(output_dir, "checkpoints"),
+        os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
         max_to_keep=keep_checkpoint_max,
     )
     if manager.latest_checkpoint:

@@ -11,7 +11,6 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.cli import UsageError, require
 from albert_tf.glue.examples import ExampleSet, GlueExample
 
 
@@ -21,13 +20,12 @@ def split_path(task, split, data_dir):
 
 def read_tsv_split(task, split, data_dir):
     """Reads `split` ("train", "dev", "test", or MNLI's "dev_mismatched"/"test_mismatched")."""
-    require(data_dir, "--data_dir: no GLUE directory given (or set --tfds_data_dir to read TFDS)")
+    if not data_dir:
+        raise ValueError("--data_dir: no GLUE directory given (or set --tfds_data_dir to read TFDS)")
     path = split_path(task, split, data_dir)
-    require(
-        tf.io.gfile.exists(path),
-        f"--data_dir: {path} does not exist (expected the GLUE layout <data_dir>/{task.directory}/"
-        f"{task.tsv_file(split)})",
-    )
+    if not tf.io.gfile.exists(path):
+        raise FileNotFoundError(f"--data_dir: {path} does not exist (expected the GLUE layout "
+                                f"<data_dir>/{task.directory}/{task.tsv_file(split)})")
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = handle.read().decode("utf-8-sig", errors="replace")
@@ -42,7 +40,7 @@ def read_tsv_split(task, split, data_dir):
             if task.skip_malformed_rows:
                 skipped += 1
                 continue
-            raise UsageError(f"{path}:{line_number}: {error}") from None
+            raise ValueError(f"{path}:{line_number}: {error}") from None
     if skipped:
         logging.warning(
             "%s: skipped %d malformed row(s) with missing columns, as the original does for %s",

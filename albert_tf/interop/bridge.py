@@ -2,7 +2,7 @@
 
 A format's reader produces {foreign name: NumPy array}; `load_arrays` maps those names with the
 format's `NameTable` to the original's TF1 names and from there (`checkpoint_names.tf1_variables`)
-to our variables, with the strictness and `CheckpointLoadReport` of `load_tf1_checkpoint`.
+to our variables, with the strictness and `CheckpointLoadReport` of `checkpoints.load`.
 `export_arrays` goes the other way for the writers.
 """
 
@@ -39,8 +39,8 @@ def _listed(entries):
     return shown + (f" ... (+{more} more, see error.report)" if more > 0 else "")
 
 
-def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing=(), allow_unused=(),
-                ignored=(), init_from_group0=False):
+def load_arrays(model, arrays, table, source, caller, file_format, strict=True, allow_missing=(),
+                allow_unused=(), ignored=(), init_from_group0=False):
     """Assigns foreign `arrays` to `model` and returns a `CheckpointLoadReport`.
 
     Report names are the original's TF1 names; a foreign name with no TF1 counterpart is listed as
@@ -53,7 +53,8 @@ def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing
         table: the format's `NameTable`.
         source: the file the arrays came from (for messages and `report.path`).
         caller: the public function's name, for messages.
-        init_from_group0: as in `load_tf1_checkpoint`: a `group_N` variable the arrays lack is
+        file_format: what the arrays came from, for the report ("Hugging Face checkpoint").
+        init_from_group0: as in `checkpoints.load`: a `group_N` variable the arrays lack is
             read from `group_0` (`report.sources` lists each).
     """
     variables = tf1_variables(model)
@@ -82,6 +83,7 @@ def load_arrays(model, arrays, table, source, caller, strict=True, allow_missing
     missing = [(name, _foreign_name(table, name)) for name in variables if name not in values]
     report = CheckpointLoadReport(
         path=source,
+        format=file_format,
         loaded=tuple(values),
         missing=tuple(_described(*entry) for entry in missing),
         unused=tuple(sorted(_described(*entry) for entry in unused)),

@@ -218,7 +218,7 @@ def load_huggingface(model, directory, strict=True, allow_missing=(), allow_unus
     """Loads an HF ALBERT checkpoint directory into `model`; returns a `CheckpointLoadReport`.
 
     The directory's config must describe `model`'s architecture (its group count too, unless
-    `init_from_group0`, as in `load_tf1_checkpoint`). Report names are the original's TF1 names
+    `init_from_group0`, as in `checkpoints.load`). Report names are the original's TF1 names
     (HF names in brackets); `allow_missing` / `allow_unused` take globs of either, e.g.
     `checkpoints.CLASSIFIER_HEAD_NAMES`. The tied decoder copies are skipped.
     """
@@ -226,7 +226,7 @@ def load_huggingface(model, directory, strict=True, allow_missing=(), allow_unus
     architecture.check_same(config, model.config, os.path.join(os.fspath(directory), CONFIG_NAME), "Hugging Face",
                             compare_groups=not init_from_group0)
     arrays, source = read_huggingface_weights(directory)
-    return load_arrays(model, arrays, NAMES, source, "load_huggingface", strict=strict, allow_missing=allow_missing,
+    return load_arrays(model, arrays, NAMES, source, "load_huggingface", "Hugging Face checkpoint", strict=strict, allow_missing=allow_missing,
                        allow_unused=allow_unused, ignored=IGNORED_NAMES, init_from_group0=init_from_group0)
 
 

@@ -114,7 +114,7 @@ def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused
 
     Only the backbone is in a preset: for an `AlbertPretrainingModel` or `AlbertClassifier` pass
     their heads in `allow_missing` (e.g. "cls/*", `checkpoints.CLASSIFIER_HEAD_NAMES`).
-    `init_from_group0` is as in `load_tf1_checkpoint`.
+    `init_from_group0` is as in `checkpoints.load`.
     """
     directory = os.fspath(directory)
     config = albert_config_from_keras_hub(directory)
@@ -129,7 +129,7 @@ def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused
     except Exception as error:  # keras raises ValueError/OSError/KeyError for unreadable files.
         raise ValueError(f"{weights} is not a readable keras-hub AlbertBackbone preset ({error}).") from None
     arrays = {variable.path: np.asarray(variable.numpy()) for variable in backbone.weights}
-    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", strict=strict, allow_missing=allow_missing,
+    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", "keras-hub preset", strict=strict, allow_missing=allow_missing,
                        allow_unused=allow_unused, init_from_group0=init_from_group0)
 
 

@@ -1,4 +1,9 @@
-"""SIGTERM (preemption) turns into a request to save and stop at the next loop boundary."""
+"""SIGTERM (preemption) turns into a request to save and stop at the next loop boundary.
+
+Not `tf.distribute.experimental.PreemptionCheckpointHandler`: it needs a cluster resolver
+(multi-worker or TPU) and its own checkpoint and step, while this works on every strategy,
+including one device, and saves through the run's `CheckpointManager` with the input position.
+"""
 
 import signal
 

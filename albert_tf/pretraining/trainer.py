@@ -16,7 +16,6 @@ from albert_tf.models import AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
-from albert_tf.pretraining.model_variables import CHECKPOINT_KEY, variables_by_path
 
 
 class TrainingDiverged(RuntimeError):
@@ -87,9 +86,10 @@ class PretrainingTrainer:
         return is_chief(self.strategy)
 
     def checkpoint_items(self):
-        """What a checkpoint must hold to resume exactly."""
+        """What a checkpoint must hold to resume exactly; the model under `model`, the layout of
+        every checkpoint this package writes (`albert_tf.checkpoints.load` reads it)."""
         items = {
-            CHECKPOINT_KEY: variables_by_path(self.model),
+            "model": self.model,
             "optimizer": self.optimizer,
             "data_steps": self.data_steps,
         }

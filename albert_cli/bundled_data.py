@@ -5,16 +5,13 @@ aside as text before any instance is built, so no sentence of the held-out set i
 """
 
 import os
-import subprocess
 import sys
 
 import tensorflow as tf
 
+from albert_cli.bundled import CORPUS_SAMPLE, SPM_MODEL
 from albert_tf.io_utils import atomic_open
-
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUNDLED_CORPUS = os.path.join(REPO_ROOT, "data", "corpus", "sample.txt")
-BUNDLED_SPM_MODEL = os.path.join(REPO_ROOT, "data", "albert_spm", "30k-clean.model")
+from data_prep.create_pretraining_data import build
 
 
 def split_documents(corpus_path, train_path, heldout_path, heldout_documents):
@@ -32,8 +29,8 @@ def split_documents(corpus_path, train_path, heldout_path, heldout_documents):
 
 
 def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_factor, random_seed, heldout_documents=2):
-    """Returns (train_file, heldout_file), building them with `data_prep.create_pretraining_data`
-    unless they already exist (a rerun or a resumed run reuses them)."""
+    """Returns (train_file, heldout_file), building them with `data_prep`'s builder (in this
+    process) unless they already exist (a rerun or a resumed run reuses them)."""
     tf.io.gfile.makedirs(data_dir)
     names = {"train": "train", "heldout": "heldout"}
     text = {split: os.path.join(data_dir, f"{name}.txt") for split, name in names.items()}
@@ -43,19 +40,10 @@ def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_f
     }
     if all(tf.io.gfile.exists(path) for path in records.values()):
         return records["train"], records["heldout"]
-    split_documents(BUNDLED_CORPUS, text["train"], text["heldout"], heldout_documents)
+    split_documents(CORPUS_SAMPLE, text["train"], text["heldout"], heldout_documents)
     for split in names:
-        command = [
-            sys.executable, "-m", "data_prep.create_pretraining_data",
-            f"--input_file={text[split]}",
-            f"--output_file={records[split]}",
-            f"--spm_model_file={BUNDLED_SPM_MODEL}",
-            f"--max_seq_length={max_seq_length}",
-            f"--max_predictions_per_seq={max_predictions_per_seq}",
-            f"--dupe_factor={dupe_factor}",
-            f"--random_seed={random_seed}",
-            "--num_workers=1",
-        ]
-        sys.stderr.write(f"building {split} data: {' '.join(command[1:])}\n")
-        subprocess.run(command, check=True, cwd=REPO_ROOT)
+        sys.stderr.write(f"building the {split} data from the bundled corpus sample: {records[split]}\n")
+        build(num_workers=1, show_progress=False, input_file=text[split], output_file=records[split],
+              spm_model_file=SPM_MODEL, max_seq_length=max_seq_length,
+              max_predictions_per_seq=max_predictions_per_seq, dupe_factor=dupe_factor, random_seed=random_seed)
     return records["train"], records["heldout"]

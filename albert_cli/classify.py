@@ -1,0 +1,285 @@
+"""Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py).
+
+    albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \
+        --output_dir=output/glue/SST-2 --export_dir=output/glue/SST-2/export
+
+(`python run_classifier.py ...` in a checkout). Defaults point at the bundled data (data/glue,
+the official SentencePiece model, the tiny config). Evaluation runs every --save_checkpoints_steps
+during training and keeps the best checkpoint by the task's metric (<output_dir>/best);
+--seeds=N repeats training with N seeds and reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serving.md.
+"""
+
+import json
+import os
+
+from albert_tf.cli import prefer_onednn
+
+prefer_onednn()  # before TensorFlow loads
+
+import keras
+import tensorflow as tf
+from absl import flags, logging
+
+from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
+from albert_tf import AlbertClassifier, AlbertConfig, checkpoints
+from albert_tf.cli import UsageError, require, run_main
+from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
+from albert_tf.glue import features as glue_features
+from albert_tf.glue import training
+from albert_tf.glue.examples import read_examples
+from albert_tf.glue.metrics import majority_baseline
+from albert_tf.glue.recipes import paper_recipe
+from albert_tf.glue.submission import write_submission
+from albert_tf.glue.tasks import AX, TASKS, get_task
+from albert_tf.io_utils import atomic_open
+from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.optimization import OPTIMIZER_NAMES
+from albert_tf.serving.classifier_export import export_classifier
+from albert_tf.tokenization import AlbertTokenizer
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("task_name", "SST-2", f"GLUE task, one of {', '.join(TASKS)} (case-insensitive).")
+flags.DEFINE_string("data_dir", GLUE_SAMPLES, "GLUE directory: <data_dir>/<TASK>/{train,dev,test}.tsv "
+                    "(default: the bundled samples).")
+flags.DEFINE_string("tfds_data_dir", None, "Read glue/<task> from this prepared TFDS directory instead.")
+flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
+flags.DEFINE_string("init_checkpoint", None,
+                    "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or this script.")
+flags.DEFINE_string("output_dir", "output/glue", "Checkpoints, metrics and submission files go here.")
+flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
+flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
+flags.DEFINE_integer("max_seq_length", 512, "Longest packed sequence; longer inputs are truncated.", lower_bound=3)
+flags.DEFINE_bool("do_train", False, "Fine-tune on the train split.")
+flags.DEFINE_bool("do_eval", False, "Report dev metrics (of the best checkpoint when training).")
+flags.DEFINE_bool("do_predict", False, "Write GLUE submission files for the test split(s).")
+flags.DEFINE_integer("train_batch_size", 32, "Global training batch size.", lower_bound=1)
+flags.DEFINE_integer("eval_batch_size", 32, "Batch size for evaluation and prediction.", lower_bound=1)
+flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+flags.DEFINE_integer("train_step", 1000, "Number of training steps.", lower_bound=1)
+flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
+flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).", lower_bound=1)
+flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
+flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
+flags.DEFINE_enum("recipe", "none", ["none", "paper"],
+                  "`paper`: the original's per-task hyperparameters (explicit flags still win).")
+flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
+flags.DEFINE_integer("seed", 12345, "First random seed.")
+flags.DEFINE_enum("padding", "dynamic", glue_features.PADDING_MODES,
+                  "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
+                  "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
+flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
+flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
+flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
+                  "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
+flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
+flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "
+                  "auto = cpu when no GPU/TPU is visible, else reference.")
+
+
+def apply_recipe(task):
+    if FLAGS.recipe != "paper":
+        return
+    recipe = paper_recipe(task)
+    for name, value in recipe.items():
+        if not FLAGS[name].present:
+            FLAGS[name].value = value
+    # The values in effect: explicit flags win over the recipe.
+    logging.info("recipe paper for %s: %s", task.name, ", ".join(
+        f"{name}={FLAGS[name].value}" + (" (flag)" if FLAGS[name].present else "") for name in recipe))
+
+
+flags.register_validator("learning_rate", lambda value: value > 0, message="--learning_rate must be positive")
+flags.register_multi_flags_validator(
+    ["do_train", "do_eval", "do_predict", "export_dir"], lambda values: any(values.values()),
+    message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir")
+for _name in ("spm_model_file", "albert_config_file"):
+    flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
+
+
+def load_model_inputs():
+    """The tokenizer and config, checked against each other (a mismatch silently ruins results)."""
+    try:
+        tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None  # it names spm_model_file
+    try:
+        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    except ValueError as error:
+        raise UsageError(f"--albert_config_file: {error}") from None
+    require(config.vocab_size == tokenizer.vocab_size,
+            f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
+            f"{tokenizer.vocab_size} pieces")
+    require(FLAGS.max_seq_length <= config.max_position_embeddings,
+            f"--max_seq_length {FLAGS.max_seq_length} exceeds the model's max_position_embeddings "
+            f"{config.max_position_embeddings}")
+    return tokenizer, config
+
+
+class SplitData:
+    """One split read, featurized (cached) and ready to batch."""
+
+    def __init__(self, task, split, tokenizer, cache_dir):
+        self.task = task
+        example_set = read_examples(task, split, FLAGS.data_dir, FLAGS.tfds_data_dir)
+        require(example_set.examples, f"{example_set.source}: no examples")
+        self.examples = example_set.examples
+        self.path = glue_features.cached_features(
+            task, split, example_set, tokenizer, FLAGS.max_seq_length, cache_dir)
+        self.labels = [glue_features.label_value(task, example.label) for example in self.examples]
+
+    def dataset(self, batch_size, training=False, seed=None):
+        return glue_features.make_dataset(
+            self.task, self.path, batch_size, FLAGS.max_seq_length, padding=FLAGS.padding,
+            training=training, seed=seed)
+
+
+def compute_dtype():
+    return None if FLAGS.mixed_precision == "float32" else FLAGS.mixed_precision
+
+
+def build_classifier(task, config, strategy, seed, init_checkpoint=None):
+    keras.utils.set_random_seed(seed)
+    with strategy.scope():
+        classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype(),
+                                      kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+    if init_checkpoint:
+        try:
+            report = checkpoints.load(classifier, init_checkpoint)
+        except (ValueError, FileNotFoundError) as error:
+            raise UsageError(f"--init_checkpoint: cannot initialise from {init_checkpoint}: {error}") from None
+        logging.info("init_checkpoint: %s", report)
+    return classifier
+
+
+def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
+    classifier = build_classifier(task, config, strategy, seed, FLAGS.init_checkpoint)
+    with strategy.scope():
+        optimizer = training.build_optimizer(
+            FLAGS.optimizer, FLAGS.learning_rate, FLAGS.train_step, FLAGS.warmup_step,
+            FLAGS.mixed_precision)
+        best = training.fine_tune(
+            task, classifier, optimizer, train_data.dataset(FLAGS.train_batch_size, training=True, seed=seed),
+            eval_sets, FLAGS.train_step, FLAGS.save_checkpoints_steps, output_dir,
+            keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
+    logging.info("seed %d: best %s at step %d: %s", seed, task.selection_metric, best["step"], best["metrics"])
+    return best
+
+
+def trained_classifier(task, config, strategy, output_dir):
+    """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
+    fine_tuned = training.read_best_metrics(output_dir) is not None
+    require(fine_tuned or FLAGS.init_checkpoint,
+            f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
+            "--init_checkpoint was given")
+    # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
+    classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
+    if fine_tuned:
+        training.restore_best(classifier, output_dir)
+    return classifier
+
+
+def write_json(path, value):
+    with atomic_open(path, "w") as handle:
+        json.dump(value, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def predict(task, classifier, tokenizer, cache_dir):
+    model = training.logits_model(classifier)
+    submission_dir = os.path.join(FLAGS.output_dir, "submission")
+    jobs = [(task, stem, split) for stem, split in task.submissions]
+    if task.name == "MNLI":
+        jobs.append((AX, AX.name, "test"))  # GLUE's diagnostic set is predicted by the MNLI model
+    for job_task, stem, split in jobs:
+        try:
+            data = SplitData(job_task, split, tokenizer, cache_dir)
+        except (UsageError, ValueError, FileNotFoundError) as error:
+            if job_task is not AX:
+                raise
+            logging.warning("AX diagnostic set not written: %s", error)
+            continue
+        logits = training.predict_logits(model, data.dataset(FLAGS.eval_batch_size))
+        path = write_submission(job_task, stem, data.examples, logits, submission_dir)
+        logging.info("wrote %s (%d rows)", path, len(data.examples))
+
+
+def export(task, classifier, config):
+    if compute_dtype():  # serve in float32: portable to every TF Serving build and device
+        exported = AlbertClassifier(config, task.num_labels)
+        exported.set_weights(classifier.get_weights())
+        classifier = exported
+    path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
+                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length)
+    logging.info("exported the serving SavedModel to %s", path)
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    task = get_task(FLAGS.task_name)
+    apply_recipe(task)
+    tokenizer, config = load_model_inputs()
+    try:
+        strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
+    except ValueError as error:
+        raise UsageError(f"--strategy: {error}") from None
+    if FLAGS.do_train:
+        try:
+            per_replica_batch_size(FLAGS.train_batch_size, strategy.num_replicas_in_sync)
+        except ValueError as error:
+            raise UsageError(f"--train_batch_size: {error}") from None
+    cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
+    tf.io.gfile.makedirs(FLAGS.output_dir)
+
+    eval_sets = []
+    if FLAGS.do_train or FLAGS.do_eval:
+        for prefix, split in task.eval_splits:
+            data = SplitData(task, split, tokenizer, cache_dir)
+            eval_sets.append(training.EvalSet(prefix, data.dataset(FLAGS.eval_batch_size), data.labels))
+
+    output_dir = FLAGS.output_dir
+    train_data = None
+    if FLAGS.do_train:
+        train_data = SplitData(task, "train", tokenizer, cache_dir)
+        seeds = [FLAGS.seed + i for i in range(FLAGS.seeds)]
+        records = []
+        for seed in seeds:
+            seed_dir = FLAGS.output_dir if len(seeds) == 1 else os.path.join(FLAGS.output_dir, f"seed_{seed}")
+            tf.io.gfile.makedirs(seed_dir)
+            best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
+            records.append(dict(best, seed=seed, output_dir=seed_dir))
+        if len(seeds) > 1:
+            summary = training.summarize_seeds(task, records)
+            summary["runs"] = records
+            write_json(os.path.join(FLAGS.output_dir, "seeds_summary.json"), summary)
+            logging.info("over %d seeds: %s", len(seeds), {k: v for k, v in summary.items() if k != "runs"})
+        best_record = max(records, key=lambda record: record["metrics"][task.selection_metric])
+        output_dir = best_record["output_dir"]
+
+    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+        return
+    classifier = trained_classifier(task, config, strategy, output_dir)
+    if FLAGS.do_eval:
+        with strategy.scope():
+            metrics = training.evaluate(task, training.logits_model(classifier), eval_sets)
+        if train_data is not None:  # what "learning nothing" scores, for context
+            for eval_set in eval_sets:
+                baseline = majority_baseline(task, train_data.labels, eval_set.labels)
+                metrics.update({f"majority_baseline_{eval_set.prefix}{k}": v for k, v in baseline.items()})
+        write_json(os.path.join(FLAGS.output_dir, "eval_results.json"), metrics)
+        print(f"{task.name} dev: " + ", ".join(f"{name}={value:.4f}" for name, value in metrics.items()))
+    if FLAGS.do_predict:
+        predict(task, classifier, tokenizer, cache_dir)
+    if FLAGS.export_dir:
+        export(task, classifier, config)
+
+
+def console_main():
+    """The `albert-classify` command."""
+    run_main(main, help_module=__name__)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,0 +1,69 @@
+"""Exports a pretrained ALBERT encoder and its text preprocessing as two SavedModels (TF-Hub layout).
+
+    albert-export-encoder --init_checkpoint=output/pretraining --export_dir=output/hub
+
+Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/; see docs/serving.md.
+"""
+
+import os
+
+from absl import flags, logging
+
+from albert_tf.cli import prefer_onednn
+
+prefer_onednn()  # before TensorFlow loads
+
+from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
+from albert_tf import AlbertConfig, AlbertModel, checkpoints
+from albert_tf.cli import UsageError, require, run_main
+from albert_tf.serving.encoder_export import export_encoder
+from albert_tf.tokenization import AlbertTokenizer
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
+flags.DEFINE_string("init_checkpoint", None, "Original TF1 checkpoint or one from run_pretraining.py.")
+flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
+flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
+flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing model's __call__ (at most the "
+                     "config's max_position_embeddings).", lower_bound=3)
+flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    try:
+        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+    except ValueError as error:
+        raise UsageError(f"--albert_config_file: {error}") from None
+    try:
+        tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None  # it names spm_model_file
+    require(config.vocab_size == tokenizer.vocab_size,
+            f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
+            f"{tokenizer.vocab_size} pieces")
+    require(FLAGS.seq_length <= config.max_position_embeddings,
+            f"--seq_length must be at most {config.max_position_embeddings}, got {FLAGS.seq_length}")
+    encoder = AlbertModel(config)
+    try:
+        report = checkpoints.load(encoder, FLAGS.init_checkpoint)
+    except (ValueError, FileNotFoundError) as error:
+        raise UsageError(f"--init_checkpoint: cannot initialise from {FLAGS.init_checkpoint}: {error}") from None
+    logging.info("init_checkpoint: %s", report)
+    paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
+                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length)
+    logging.info("exported %s and %s", *paths)
+
+
+def console_main():
+    """The `albert-export-encoder` command."""
+    # An untrained encoder is of no use: --init_checkpoint is required.
+    flags.mark_flags_as_required(["export_dir", "init_checkpoint"])
+    flags.register_validator("spm_model_file", lambda path: "://" in path or os.path.exists(path),
+                             message="file does not exist")
+    run_main(main, help_module=__name__)
+
+
+if __name__ == "__main__":
+    console_main()

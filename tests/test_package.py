@@ -1,0 +1,97 @@
+"""The wheel: it builds, installs into a fresh virtual environment and its commands run from any
+directory with the bundled defaults (nothing read from the checkout)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
+            "albert-train-sentencepiece")
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    """A virtual environment with the wheel installed. It sees this interpreter's packages
+    (TensorFlow & co.), so nothing is downloaded; the wheel itself is installed without deps."""
+    root = tmp_path_factory.mktemp("package")
+    # Built from a clean copy: an in-tree build would reuse build/, stale files included.
+    source = root / "source"
+    shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "output", "runs", ".cache", "__pycache__", "*.egg-info", ".pytest_cache"))
+    wheel_dir = root / "wheel"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(wheel_dir), str(source)], check=True, capture_output=True, timeout=300)
+    (wheel,) = wheel_dir.glob("albert_tf-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(root / "venv")], check=True, timeout=300)
+    bin_dir = root / "venv" / "bin"
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    workdir = root / "elsewhere"
+    workdir.mkdir()
+    return bin_dir, workdir
+
+
+def run(venv, *args, timeout=600):
+    bin_dir, workdir = venv
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    return subprocess.run([str(bin_dir / args[0]), *args[1:]], cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.slow
+def test_the_installed_package_is_not_the_checkout(venv):
+    result = run(venv, "python", "-c", "import albert_cli, albert_tf, data_prep, run_pretraining; "
+                 "print(albert_tf.__file__, albert_cli.__file__, data_prep.__file__, run_pretraining.__file__)")
+    assert result.returncode == 0, result.stderr[-3000:]
+    paths = result.stdout.split()
+    assert len(paths) == 4 and all("site-packages" in path and not path.startswith(REPO_ROOT) for path in paths)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_shows_its_flags(venv, command):
+    result = run(venv, command, "--help", timeout=120)
+    # absl exits with 1 after --help.
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "flags:" in result.stdout and "--" in result.stdout.split("flags:", 1)[1]
+
+
+@pytest.mark.slow
+def test_bundled_pretraining_then_fine_tuning_from_it_run_from_another_directory(venv):
+    _, workdir = venv
+    result = run(venv, "albert-pretrain", "--output_dir=pretraining", "--max_seq_length=32",
+                 "--max_predictions_per_seq=5", "--train_batch_size=4", "--num_train_steps=2", "--num_warmup_steps=0",
+                 "--iterations_per_loop=1", "--bundled_dupe_factor=1", "--eval_batch_size=4", "--max_eval_steps=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(workdir / "pretraining" / "pretraining_summary.json") as handle:
+        assert json.load(handle)["final_step"] == 2
+    assert tf.train.latest_checkpoint(str(workdir / "pretraining")).endswith("ckpt-2")
+
+    result = run(venv, "albert-classify", "--task_name=SST-2", "--do_train", "--train_step=1",
+                 "--save_checkpoints_steps=1", "--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=64",
+                 "--init_checkpoint=pretraining", "--output_dir=glue")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "(TF2 checkpoint)" in result.stderr and "New (not loaded): classification_head." in result.stderr
+    assert os.path.exists(workdir / "glue" / "best_metrics.json")
+
+
+@pytest.mark.slow
+def test_data_tools_run_from_another_directory(venv):
+    _, workdir = venv
+    corpus = workdir / "corpus.txt"
+    with open(os.path.join(REPO_ROOT, "data", "corpus", "sample.txt")) as handle:
+        corpus.write_text("".join(handle.readlines()[:2000]))
+    result = run(venv, "albert-train-sentencepiece", f"--input={corpus}", "--model_prefix=vocab", "--vocab_size=300",
+                 "--num_threads=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    result = run(venv, "albert-create-pretraining-data", f"--input_file={corpus}", "--output_file=train.tfrecord",
+                 "--spm_model_file=vocab.model", "--max_seq_length=32", "--dupe_factor=1", "--num_workers=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sum(1 for _ in tf.data.TFRecordDataset(str(workdir / "train.tfrecord"))) > 10
