@@ -104,7 +104,8 @@ def read_any(path):
 
 def write(model, directory, output_format, spm_model_file):
     """Writes `model` to `directory` in `output_format`; returns what was left out, if anything."""
-    from albert_tf.checkpoints import RELEASED_CHECKPOINT_NAME, save_tf1_checkpoint  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoint_formats import RELEASED_CHECKPOINT_NAME  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import save_tf1_checkpoint  # pylint: disable=g-import-not-at-top
     from albert_tf.interop.huggingface import save_huggingface_checkpoint  # pylint: disable=g-import-not-at-top
     from albert_tf.interop.keras_hub import save_keras_hub_preset  # pylint: disable=g-import-not-at-top
     from albert_tf.models import AlbertModel  # pylint: disable=g-import-not-at-top
