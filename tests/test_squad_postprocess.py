@@ -58,11 +58,11 @@ def test_v1_placeholder_when_no_span_is_valid(tokenizer):
 
 
 def test_v2_pools_windows_and_applies_the_null_threshold(tokenizer):
-    example, built = _windows(tokenizer, max_seq_length=20, doc_stride=4)
+    example, built = _windows(tokenizer, max_seq_length=16, doc_stride=2)
     assert len(built) > 2
     results = {}
     for number, feature in enumerate(built):
-        start = feature.doc_offset + 1
+        start = feature.doc_offset + feature.token_is_max_context.index(1)
         results[feature.unique_id] = {
             "start_top_log_probs": np.array([-1.0 - number, -9.0]), "start_top_index": np.array([start, 0]),
             "end_top_log_probs": np.array([-1.0, -2.0, -3.0, -4.0]),
@@ -70,10 +70,10 @@ def test_v2_pools_windows_and_applies_the_null_threshold(tokenizer):
             "cls_logits": 3.0 - number,
         }
     answers, nbest, null_odds = postprocess.predictions_v2([example], built, results)
-    # The first window's span (piece 1, piece 2) scores best (-1 + -1), its start being max-context there.
+    # The first window's span (its first max-context piece and the next) scores best (-1 + -1).
     first = built[0]
-    assert first.token_is_max_context[1]
-    begin, finish = first.tok_start_to_orig_index[1], first.tok_end_to_orig_index[2]
+    piece = first.token_is_max_context.index(1)
+    begin, finish = first.tok_start_to_orig_index[piece], first.tok_end_to_orig_index[piece + 1]
     assert answers["q1"] == PARAGRAPH[begin:finish + 1].strip() == nbest["q1"][0]["text"]
     assert nbest["q1"][0]["start_log_prob"] == -1.0 and nbest["q1"][0]["end_log_prob"] == -1.0
     # Start index 0 ([CLS]) is never a span; the no-answer score is the lowest over windows.
