@@ -55,6 +55,13 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
             return self.qa_head(sequence_output)
         return self.qa_head(sequence_output, inputs["p_mask"], inputs.get("start_positions"), training=training)
 
+    def example_inputs(self, batch_size=1):
+        """Zero inputs of every name `call` reads, long enough for the v2.0 beam (builds the weights)."""
+        length = max(8, self.start_n_top, self.end_n_top)
+        inputs = {name: tf.zeros([batch_size, length], tf.int32) for name in INPUT_NAMES + ("p_mask",)}
+        inputs["start_positions"] = tf.zeros([batch_size], tf.int32)
+        return inputs
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         if self.version_2_with_negative:
             span_loss = (_cross_entropy(y_pred["start_log_probs"], y["start_positions"])
