@@ -9,7 +9,6 @@ checkpoint by the task's metric (<output_dir>/best); --seeds=N repeats training 
 reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serving.md.
 """
 
-import json
 import os
 
 import albert_tf  # noqa: F401  (first: sets TensorFlow's CPU defaults before it loads)
@@ -17,9 +16,10 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_tf import AlbertClassifier, AlbertConfig
+from albert_tf import AlbertClassifier
 from albert_tf.cli import UsageError, require, run_main
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
+from albert_tf.fine_tuning_inputs import load_tokenizer_and_config, write_json
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
@@ -28,10 +28,8 @@ from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
-from albert_tf.io_utils import atomic_open
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
-from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
@@ -100,21 +98,8 @@ def check_flags():
 
 def load_model_inputs():
     """The tokenizer and config, checked against each other (a mismatch silently ruins results)."""
-    try:
-        tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
-    except ValueError as error:
-        raise UsageError(str(error)) from None  # it names spm_model_file
-    try:
-        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-    except ValueError as error:
-        raise UsageError(f"--albert_config_file: {error}") from None
-    require(config.vocab_size == tokenizer.vocab_size,
-            f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
-            f"{tokenizer.vocab_size} pieces")
-    require(FLAGS.max_seq_length <= config.max_position_embeddings,
-            f"--max_seq_length {FLAGS.max_seq_length} exceeds the model's max_position_embeddings "
-            f"{config.max_position_embeddings}")
-    return tokenizer, config
+    return load_tokenizer_and_config(FLAGS.spm_model_file, FLAGS.albert_config_file, FLAGS.do_lower_case,
+                                     FLAGS.max_seq_length)
 
 
 class SplitData:
@@ -173,12 +158,6 @@ def trained_classifier(task, config, strategy, output_dir):
     if fine_tuned:
         training.restore_best(classifier, output_dir)
     return classifier
-
-
-def write_json(path, value):
-    with atomic_open(path, "w") as handle:
-        json.dump(value, handle, indent=2, sort_keys=True)
-        handle.write("\n")
 
 
 def predict(task, classifier, tokenizer, cache_dir):

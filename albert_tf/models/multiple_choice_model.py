@@ -1,0 +1,43 @@
+"""`AlbertMultipleChoice`: one score per option from the pooled output, a softmax over the options (RACE)."""
+
+import keras
+import tensorflow as tf
+
+from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
+from albert_tf.models.albert_model import INPUT_NAMES, AlbertModel, as_config, policy_name
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertMultipleChoice(RebuiltFromAlbertConfig, keras.Model):
+    """Inputs: the backbone's three, each [B, num_choices, L]; output: logits [B, num_choices] (float32).
+
+    Each option's row goes through the encoder on its own; its pooled output, after dropout 0.1,
+    gets one score from the original's `output_weights` [1, H] and `output_bias` [1].
+    """
+
+    def __init__(self, config, num_choices=4, dropout_rate=CLASSIFIER_DROPOUT, dtype=None, **kwargs):
+        super().__init__(**kwargs)
+        config = as_config(config)
+        self.albert = AlbertModel(config, dtype=dtype, name="albert")
+        self.classification_head = ClassificationHead(1, config.hidden_size, dropout_rate=dropout_rate,
+                                                      initializer_range=config.initializer_range,
+                                                      name="classification_head")
+        self.config = config
+        self.num_choices = num_choices
+        self.dropout_rate = dropout_rate
+        self._policy_name = policy_name(dtype)
+
+    def call(self, inputs, training=False):
+        length = tf.shape(inputs["input_word_ids"])[-1]
+        rows = {name: tf.reshape(inputs[name], [-1, length]) for name in INPUT_NAMES}
+        pooled_output = self.albert(rows, training=training)["pooled_output"]
+        scores = self.classification_head(pooled_output, training=training)
+        return tf.reshape(scores, [-1, self.num_choices])
+
+    def example_inputs(self, batch_size=1, length=8):
+        """Zero inputs, to create the weights before loading or restoring them."""
+        return {name: tf.zeros([batch_size, self.num_choices, length], tf.int32) for name in INPUT_NAMES}
+
+    def extra_config(self):
+        return {"num_choices": self.num_choices, "dropout_rate": self.dropout_rate}
