@@ -28,6 +28,7 @@ from albert_tf.glue.training import build_optimizer, read_best_metrics, restore_
 from albert_tf.models.question_answering_heads import END_N_TOP, START_N_TOP
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.optimization import OPTIMIZER_NAMES
+from albert_tf.serving.squad_export import export_squad
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
 from albert_tf.squad.prediction import answer_and_score, raw_results
@@ -64,6 +65,7 @@ flags.DEFINE_float("dropout_prob", 0.1, "v2.0: dropout in the answerability laye
 flags.DEFINE_float("null_score_diff_threshold", None,
                    "v2.0: answer \"\" when the no-answer score reaches this. Default: the best-F1 threshold "
                    "found on --predict_file, as the original (or the one stored with the best checkpoint).")
+flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering raw text (<export_dir>/<version>/).")
 flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
 flags.DEFINE_integer("seed", 12345, "Random seed.")
 flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
@@ -74,7 +76,8 @@ flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
 
 
 def check_flags():
-    require(FLAGS.do_train or FLAGS.do_predict, "nothing to do: give --do_train and/or --do_predict")
+    require(FLAGS.do_train or FLAGS.do_predict or FLAGS.export_dir,
+            "nothing to do: give at least one of --do_train, --do_predict, --export_dir")
     require(not FLAGS.do_train or FLAGS.train_file, "--do_train needs --train_file")
     require(FLAGS.predict_file, "--predict_file is needed (training evaluates on it to keep the best checkpoint)")
     for name in ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
@@ -176,12 +179,27 @@ def trained_model(config, strategy):
     return model
 
 
-def stored_threshold():
-    """The flag's threshold, else the one found with the best checkpoint (v2.0), else None."""
+def export_threshold(predicted_metrics):
+    """v2.0: the flag's threshold, else the one found on --predict_file (this run's, or the best checkpoint's)."""
     if FLAGS.null_score_diff_threshold is not None or not FLAGS.version_2_with_negative:
         return FLAGS.null_score_diff_threshold
     best = read_best_metrics(FLAGS.output_dir)
-    return None if best is None else best["metrics"].get("null_score_diff_threshold")
+    for metrics in (predicted_metrics, best and best["metrics"]):
+        if metrics and metrics.get("null_score_diff_threshold") is not None:
+            return metrics["null_score_diff_threshold"]
+    raise UsageError("--export_dir of a SQuAD 2.0 model needs --null_score_diff_threshold, or --do_predict on a "
+                     "--predict_file with answers, or a fine-tuned --output_dir")
+
+
+def export(model, config, threshold):
+    exported = AlbertQuestionAnswering(config, version_2_with_negative=FLAGS.version_2_with_negative,
+                                       start_n_top=FLAGS.start_n_top, end_n_top=FLAGS.end_n_top)
+    exported(exported.example_inputs(), training=False)
+    exported.set_weights(model.get_weights())  # float32: portable to every TF Serving build and device
+    path = export_squad(exported, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
+                        max_seq_length=FLAGS.max_seq_length, max_query_length=FLAGS.max_query_length,
+                        max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold)
+    logging.info("exported the serving SavedModel to %s", path)
 
 
 def predict(model, dev):
@@ -197,6 +215,7 @@ def predict(model, dev):
     if metrics is not None:
         print("SQuAD %s %s: %s" % ("2.0" if FLAGS.version_2_with_negative else "1.1", FLAGS.predict_file,
                                    ", ".join(f"{k}={v:.4f}" for k, v in metrics.items())))
+    return metrics
 
 
 def main(argv):
@@ -213,8 +232,12 @@ def main(argv):
     dev = SquadData("predict_file", False, tokenizer, cache_dir)
     if FLAGS.do_train:
         train(config, strategy, tokenizer, cache_dir, dev)
-    if FLAGS.do_predict:
-        predict(trained_model(config, strategy), dev)
+    if not (FLAGS.do_predict or FLAGS.export_dir):
+        return
+    model = trained_model(config, strategy)
+    metrics = predict(model, dev) if FLAGS.do_predict else None
+    if FLAGS.export_dir:
+        export(model, config, export_threshold(metrics))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
@@ -29,3 +31,27 @@ def answerable_subset(source, path):
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(dataset, handle)
     return str(path)
+
+
+_SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+served = tf.saved_model.load(sys.argv[1])
+questions, contexts = json.loads(sys.stdin.read())
+out = served.signatures["serving_default"](question=tf.constant(questions), context=tf.constant(contexts))
+ids = served.signatures["serve_token_ids"](**{name: tf.zeros([1, 16], tf.int32) for name in
+                                              ("input_word_ids", "input_mask", "input_type_ids", "p_mask")})
+print(json.dumps({"text": [t.decode("utf-8") for t in out["answer_text"].numpy()],
+                  "start": out["answer_start"].numpy().tolist(), "end": out["answer_end"].numpy().tolist(),
+                  "token_ids_outputs": sorted(ids), "albert_tf_loaded": "albert_tf" in sys.modules}))
+"""
+
+
+def serve_squad(export_path, questions, contexts):
+    """The export's answers, from a fresh process that imports only tensorflow and tensorflow_text."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, "-c", _SERVE, export_path], input=json.dumps([questions, contexts]),
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])

@@ -126,6 +126,7 @@ def test_run_race_trains_evaluates_and_predicts(tmp_path):
     (("--do_eval", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle: no RACE passages"),
     (("--do_eval", "--data_dir=.", "--high_only", "--middle_only"), "exclude each other"),
     (("--do_eval", "--data_dir=.", "--max_seq_length=64", "--max_qa_length=62"), "leaves no room"),
+    (("--flagfile=configs/race_readme.flags", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = run_race(f"--output_dir={tmp_path / 'out'}", *args)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from albert_tf.squad import evaluation
-from squad_test_data import REPO, SQUAD_DEV, SQUAD_TRAIN, answerable_subset
+from squad_test_data import REPO, SQUAD_DEV, SQUAD_TRAIN, answerable_subset, serve_squad
 
 SCRIPT = os.path.join(REPO, "run_squad.py")
 TINY_RUN = ("--max_seq_length=96", "--doc_stride=48", "--max_query_length=24", "--train_batch_size=4",
@@ -31,7 +31,7 @@ def test_squad_v2_train_predict_and_score(tmp_path):
     output_dir = str(tmp_path / "out")
     result = run_squad("--version_2_with_negative", "--do_train", "--do_predict", f"--train_file={SQUAD_TRAIN}",
                        f"--predict_file={SQUAD_DEV}", f"--output_dir={output_dir}", "--num_train_epochs=0.5",
-                       "--save_checkpoints_steps=2")
+                       "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
     best = read_json(output_dir, "best_metrics.json")
@@ -53,6 +53,14 @@ def test_squad_v2_train_predict_and_score(tmp_path):
         assert 1 <= len(nbest[qid]) <= 20
         assert sum(entry["probability"] for entry in nbest[qid]) == pytest.approx(1.0)
     assert "SQuAD 2.0" in result.stdout
+    # The export answers raw text with the threshold found on the dev file.
+    (version,) = os.listdir(tmp_path / "export")
+    questions = [qa for paragraph in dataset[0]["paragraphs"] for qa in paragraph["qas"]][:4]
+    contexts = [paragraph["context"] for paragraph in dataset[0]["paragraphs"] for _ in paragraph["qas"]][:4]
+    served = serve_squad(str(tmp_path / "export" / version), [qa["question"] for qa in questions], contexts)
+    assert not served["albert_tf_loaded"] and "cls_logits" in served["token_ids_outputs"]
+    for context, text, start, end in zip(contexts, served["text"], served["start"], served["end"]):
+        assert (context[start:end] if text else "") == text
 
 
 @pytest.mark.slow
@@ -81,6 +89,12 @@ def test_squad_v1_train_predict_and_score(tmp_path):
     (("--do_predict", f"--predict_file={SQUAD_DEV}"), "--version_2_with_negative"),
     (("--do_predict", "--predict_file=/nonexistent.json"), "--predict_file: /nonexistent.json: no such SQuAD file"),
     (("--do_predict", f"--predict_file={SQUAD_DEV}", "--max_query_length=100"), "leaves no room"),
+    # The README recipes parse (every flag in them is known) and reach the data check.
+    (("--flagfile=configs/squad_v1_readme.flags", "--train_file=/nonexistent.json", "--predict_file=/nonexistent.json"),
+     "no such SQuAD file"),
+    (("--flagfile=configs/squad_v2_readme.flags", "--train_file=/nonexistent.json", "--predict_file=/nonexistent.json"),
+     "no such SQuAD file"),
+    (("--export_dir=/tmp/never", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}"), "holds no fine-tuned"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = run_squad(f"--output_dir={tmp_path / 'out'}", *args)

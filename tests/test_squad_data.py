@@ -6,6 +6,7 @@ import os
 import pytest
 
 from albert_tf.squad import alignment, features
+from albert_tf.squad.evaluation import evaluate_v2
 from albert_tf.squad.examples import read_squad_examples
 from albert_tf.tokenization import AlbertTokenizer, preprocess_text
 from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, write_squad
@@ -147,3 +148,17 @@ def test_feature_cache_round_trip(tmp_path, tokenizer):
     assert batch_features["input_word_ids"].shape == (4, 128)
     assert batch_features["p_mask"].numpy()[0].tolist() == built[0].p_mask + [1] * (128 - len(built[0].p_mask))
     assert json.loads(open(path + ".json").read())["num_features"] == len(built)
+
+
+def test_sample_counts_at_the_readme_settings(tokenizer):
+    """The numbers docs/question_answering.md gives for the shipped sample (sequence 384, stride 128)."""
+    _, train_stats = _build(read_squad_examples(SQUAD_TRAIN, True, True), tokenizer)
+    assert (train_stats.num_features, train_stats.num_positive, train_stats.num_out_of_span) == (36, 16, 0)
+    dev = read_squad_examples(SQUAD_DEV, False, True)
+    _, dev_stats = _build(dev, tokenizer, is_training=False)
+    assert (dev_stats.num_features, dev_stats.num_dropped_examples) == (40, 0)
+    with open(SQUAD_DEV) as handle:
+        dataset = json.load(handle)["data"]
+    # Answering "no answer" everywhere scores the unanswerable share: 22 of 34.
+    report = evaluate_v2(dataset, {e.qas_id: "" for e in dev})
+    assert report["exact"] == report["f1"] == pytest.approx(100 * 22 / 34)

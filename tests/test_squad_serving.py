@@ -1,11 +1,6 @@
 """The SQuAD SavedModel answers raw text in a fresh process (TensorFlow and tensorflow-text only), as the
 Python post-processing answers the same window."""
 
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import pytest
 
@@ -16,24 +11,9 @@ from albert_tf.squad import features, postprocess
 from albert_tf.squad.examples import read_squad_examples
 from albert_tf.squad.prediction import raw_results
 from albert_tf.tokenization import AlbertTokenizer
-from squad_test_data import SPM_MODEL, SQUAD_DEV, TINY_CONFIG
+from squad_test_data import SPM_MODEL, SQUAD_DEV, TINY_CONFIG, serve_squad
 
 MAX_SEQ_LENGTH = 256
-
-SERVE = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # noqa: F401
-served = tf.saved_model.load(sys.argv[1])
-questions, contexts = json.loads(sys.stdin.read())
-out = served.signatures["serving_default"](question=tf.constant(questions), context=tf.constant(contexts))
-ids = served.signatures["serve_token_ids"](**{name: tf.zeros([1, 16], tf.int32) for name in
-                                              ("input_word_ids", "input_mask", "input_type_ids", "p_mask")})
-print(json.dumps({"text": [t.decode("utf-8") for t in out["answer_text"].numpy()],
-                  "start": out["answer_start"].numpy().tolist(), "end": out["answer_end"].numpy().tolist(),
-                  "token_ids_outputs": sorted(ids), "albert_tf_loaded": "albert_tf" in sys.modules}))
-"""
-
 
 def _single_window_examples(tokenizer):
     """Dev questions whose paragraph fits one window and is ASCII (where piece offsets are exact)."""
@@ -56,15 +36,6 @@ def _python_answers(model, examples, tokenizer, tmp_path, threshold):
     return postprocess.predictions_v1(examples, built, results, n_best_size=MAX_SEQ_LENGTH)[0], None
 
 
-def _serve(export_path, examples):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    payload = json.dumps([[e.question_text for e in examples], [e.paragraph_text for e in examples]])
-    result = subprocess.run([sys.executable, "-c", SERVE, export_path], input=payload, capture_output=True, text=True,
-                            env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("version_2_with_negative", [False, True])
 def test_served_answers_equal_the_python_answers(tmp_path, version_2_with_negative):
@@ -82,7 +53,7 @@ def test_served_answers_equal_the_python_answers(tmp_path, version_2_with_negati
     expected, _ = _python_answers(model, examples, tokenizer, tmp_path, threshold)
     export_path = export_squad(model, SPM_MODEL, str(tmp_path / "export"), max_seq_length=MAX_SEQ_LENGTH,
                                null_score_diff_threshold=threshold)
-    served = _serve(export_path, examples)
+    served = serve_squad(export_path, [e.question_text for e in examples], [e.paragraph_text for e in examples])
     assert not served["albert_tf_loaded"]
     assert served["text"] == [expected[e.qas_id] for e in examples]
     if version_2_with_negative:
