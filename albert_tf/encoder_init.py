@@ -9,7 +9,12 @@ this package's fine-tuning checkpoints go through the GLUE loader, which reads o
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.checkpoints import CLASSIFIER_HEAD_NAMES, PRETRAINING_HEAD_NAMES, load_tf1_checkpoint, resolve_checkpoint_prefix
+from albert_tf.checkpoints import (
+    CLASSIFIER_HEAD_NAMES,
+    PRETRAINING_HEAD_NAMES,
+    load_tf1_checkpoint,
+    resolve_checkpoint_prefix,
+)
 from albert_tf.cli import UsageError
 from albert_tf.glue.initialization import initialize_from_checkpoint, is_tf1_checkpoint
 

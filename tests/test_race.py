@@ -113,7 +113,8 @@ def test_run_race_trains_evaluates_and_predicts(tmp_path):
     evaluated = read("eval_results.json")
     assert evaluated == pytest.approx(read("best_metrics.json")["metrics"])  # the restored best checkpoint
     # "all" counts questions: 3 middle and 2 high.
-    assert evaluated["accuracy"] == pytest.approx((3 * evaluated["accuracy_middle"] + 2 * evaluated["accuracy_high"]) / 5)
+    assert evaluated["accuracy"] == pytest.approx(
+        (3 * evaluated["accuracy_middle"] + 2 * evaluated["accuracy_high"]) / 5)
     predictions = read("test_predictions.json")
     assert len(predictions) == 5 and set(predictions.values()) <= set("ABCD")
     test = read("test_results.json")

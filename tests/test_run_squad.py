@@ -84,8 +84,8 @@ def test_squad_v1_train_predict_and_score(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("--do_predict",), "--predict_file is needed"),
     (("--do_train", f"--predict_file={SQUAD_DEV}"), "--do_train needs --train_file"),
-    (("--do_predict", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}", "--init_checkpoint=/nonexistent/ckpt"),
-     "--init_checkpoint"),
+    (("--do_predict", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}",
+      "--init_checkpoint=/nonexistent/ckpt"), "--init_checkpoint"),
     (("--do_predict", f"--predict_file={SQUAD_DEV}"), "--version_2_with_negative"),
     (("--do_predict", "--predict_file=/nonexistent.json"), "--predict_file: /nonexistent.json: no such SQuAD file"),
     (("--do_predict", f"--predict_file={SQUAD_DEV}", "--max_query_length=100"), "leaves no room"),

@@ -118,7 +118,8 @@ def test_short_windows_layout_and_out_of_span_answers(tokenizer):
     for feature in built:
         assert len(feature.input_ids) <= 64 and feature.doc_offset <= 8 + 2
         n = len(feature.tok_start_to_orig_index)
-        assert feature.input_ids[0] == tokenizer.cls_id and feature.input_ids[feature.doc_offset - 1] == tokenizer.sep_id
+        assert feature.input_ids[0] == tokenizer.cls_id
+        assert feature.input_ids[feature.doc_offset - 1] == tokenizer.sep_id
         assert feature.input_ids[-1] == tokenizer.sep_id and len(feature.input_ids) == feature.doc_offset + n + 1
         assert feature.p_mask == [0] + [1] * (feature.doc_offset - 1) + [0] * n + [1]
         assert feature.segment_ids == [0] * feature.doc_offset + [1] * (n + 1)

@@ -113,7 +113,8 @@ class SquadServingModule(tf.Module):
         byte_start = tf.cast(tf.where(found, piece_start, 0), tf.int32)
         byte_end = tf.cast(tf.where(found, piece_end, 0), tf.int32)
         result["answer_text"] = tf.strings.substr(context, byte_start, byte_end - byte_start)
-        char_start = tf.strings.length(tf.strings.substr(context, tf.zeros_like(byte_start), byte_start), unit="UTF8_CHAR")
+        before = tf.strings.substr(context, tf.zeros_like(byte_start), byte_start)
+        char_start = tf.strings.length(before, unit="UTF8_CHAR")
         result["answer_start"] = tf.where(found, char_start, -1)
         result["answer_end"] = tf.where(found, char_start + tf.strings.length(result["answer_text"], unit="UTF8_CHAR"),
                                         -1)
