@@ -9,7 +9,6 @@ during training and keeps the best checkpoint by the task's metric (<output_dir>
 --seeds=N repeats training with N seeds and reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serving.md.
 """
 
-import json
 import os
 
 from albert_tf.cli import prefer_onednn
@@ -20,9 +19,10 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
+from albert_cli.fine_tuning_inputs import load_tokenizer_and_config
 from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
-from albert_tf import AlbertClassifier, AlbertConfig, checkpoints
-from albert_tf.cli import UsageError, require, run_main
+from albert_tf import AlbertClassifier
+from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
@@ -31,11 +31,10 @@ from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import write_json
 from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
-from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
@@ -100,22 +99,8 @@ for _name in ("spm_model_file", "albert_config_file"):
 
 
 def load_model_inputs():
-    """The tokenizer and config, checked against each other (a mismatch silently ruins results)."""
-    try:
-        tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
-    except ValueError as error:
-        raise UsageError(str(error)) from None  # it names spm_model_file
-    try:
-        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-    except ValueError as error:
-        raise UsageError(f"--albert_config_file: {error}") from None
-    require(config.vocab_size == tokenizer.vocab_size,
-            f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
-            f"{tokenizer.vocab_size} pieces")
-    require(FLAGS.max_seq_length <= config.max_position_embeddings,
-            f"--max_seq_length {FLAGS.max_seq_length} exceeds the model's max_position_embeddings "
-            f"{config.max_position_embeddings}")
-    return tokenizer, config
+    return load_tokenizer_and_config(FLAGS.spm_model_file, FLAGS.albert_config_file, FLAGS.do_lower_case,
+                                     FLAGS.max_seq_length)
 
 
 class SplitData:
@@ -146,11 +131,7 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
         classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype(),
                                       kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
     if init_checkpoint:
-        try:
-            report = checkpoints.load(classifier, init_checkpoint)
-        except (ValueError, FileNotFoundError) as error:
-            raise UsageError(f"--init_checkpoint: cannot initialise from {init_checkpoint}: {error}") from None
-        logging.info("init_checkpoint: %s", report)
+        load_init_checkpoint(classifier, init_checkpoint)
     return classifier
 
 
@@ -179,12 +160,6 @@ def trained_classifier(task, config, strategy, output_dir):
     if fine_tuned:
         training.restore_best(classifier, output_dir)
     return classifier
-
-
-def write_json(path, value):
-    with atomic_open(path, "w") as handle:
-        json.dump(value, handle, indent=2, sort_keys=True)
-        handle.write("\n")
 
 
 def predict(task, classifier, tokenizer, cache_dir):

@@ -14,8 +14,8 @@ from albert_tf.cli import prefer_onednn
 prefer_onednn()  # before TensorFlow loads
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_tf import AlbertConfig, AlbertModel, checkpoints
-from albert_tf.cli import UsageError, require, run_main
+from albert_tf import AlbertConfig, AlbertModel
+from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
 from albert_tf.serving.encoder_export import export_encoder
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -46,11 +46,7 @@ def main(argv):
     require(FLAGS.seq_length <= config.max_position_embeddings,
             f"--seq_length must be at most {config.max_position_embeddings}, got {FLAGS.seq_length}")
     encoder = AlbertModel(config)
-    try:
-        report = checkpoints.load(encoder, FLAGS.init_checkpoint)
-    except (ValueError, FileNotFoundError) as error:
-        raise UsageError(f"--init_checkpoint: cannot initialise from {FLAGS.init_checkpoint}: {error}") from None
-    logging.info("init_checkpoint: %s", report)
+    load_init_checkpoint(encoder, FLAGS.init_checkpoint)
     paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
                            do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length)
     logging.info("exported %s and %s", *paths)

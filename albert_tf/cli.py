@@ -79,3 +79,18 @@ def require(condition, message):
     """Raises `UsageError(message)` unless `condition` holds."""
     if not condition:
         raise UsageError(message)
+
+
+def load_init_checkpoint(model, path):
+    """`--init_checkpoint`: `checkpoints.load(model, path)` (any format it reads; a new head starts
+    fresh), logged, or a `UsageError` that names the flag."""
+    from absl import logging  # pylint: disable=g-import-not-at-top
+
+    from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
+
+    try:
+        report = checkpoints.load(model, path)
+    except (ValueError, FileNotFoundError) as error:
+        raise UsageError(f"--init_checkpoint: cannot initialise from {path}: {error}") from None
+    logging.info("init_checkpoint: %s", report)
+    return report

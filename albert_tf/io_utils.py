@@ -5,6 +5,7 @@ imported only then, so light processes (the data builder's workers) never pay fo
 """
 
 import contextlib
+import json
 import os
 import shutil
 import uuid
@@ -51,6 +52,13 @@ def atomic_open(path, mode="w"):
         opener = _gfile().GFile if _is_remote(path) else open
         with opener(tmp, mode) as handle:
             yield handle
+
+
+def write_json(path, value):
+    """`value` as indented JSON at `path`, atomically."""
+    with atomic_open(path, "w") as handle:
+        json.dump(value, handle, indent=2, sort_keys=True)
+        handle.write("\n")
 
 
 @contextlib.contextmanager

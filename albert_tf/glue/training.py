@@ -18,7 +18,7 @@ from absl import logging
 
 from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.glue.metrics import task_metrics
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import write_json
 from albert_tf.optimization import create_optimizer
 from albert_tf.progress import Progress
 
@@ -58,12 +58,6 @@ def read_best_metrics(output_dir):
         return None
     with tf.io.gfile.GFile(path, "r") as handle:
         return json.load(handle)
-
-
-def _write_json(path, value):
-    with atomic_open(path, "w") as handle:
-        json.dump(value, handle, indent=2, sort_keys=True)
-        handle.write("\n")
 
 
 class EvaluateAndKeepBest(keras.callbacks.Callback):
@@ -108,8 +102,8 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         if self.best is None or score > self.best["metrics"][self.task.selection_metric]:
             self.best_checkpoint.write(best_checkpoint_prefix(self.output_dir))
             self.best = {"step": step, "metrics": metrics}
-            _write_json(os.path.join(self.output_dir, BEST_METRICS_FILE), self.best)
-        _write_json(os.path.join(self.output_dir, EVAL_HISTORY_FILE), self.history)
+            write_json(os.path.join(self.output_dir, BEST_METRICS_FILE), self.best)
+        write_json(os.path.join(self.output_dir, EVAL_HISTORY_FILE), self.history)
 
     def on_train_end(self, logs=None):
         self.progress.close()

@@ -1,0 +1,89 @@
+"""Fine-tuning that evaluates on a schedule and keeps the best weights, for any dev metric.
+
+The SQuAD and RACE runners use it with their own evaluation (`evaluate_fn(model) -> metrics`);
+the files are GLUE's (`albert_tf.glue.training`): `<output_dir>/checkpoints/` (resumable),
+`best/model` with `best_metrics.json`, and `eval_history.json`. As there, training ends after
+`train_steps` instead of the original's endless checkpoint-watching loop.
+"""
+
+import json
+import math
+import os
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.io_utils import write_json
+from albert_tf.glue.training import BEST_METRICS_FILE, EVAL_HISTORY_FILE, best_checkpoint_prefix, read_best_metrics
+from albert_tf.progress import Progress
+
+
+class EvaluateAndKeepBest(keras.callbacks.Callback):
+    """Every epoch (`eval_every` steps): evaluate, checkpoint, keep the best by `selection_metric`."""
+
+    def __init__(self, evaluate_fn, selection_metric, manager, train_steps, output_dir):
+        super().__init__()
+        self.evaluate_fn = evaluate_fn
+        self.selection_metric = selection_metric
+        self.manager = manager
+        self.train_steps = train_steps
+        self.output_dir = output_dir
+        self.best = read_best_metrics(output_dir)
+        history_path = os.path.join(output_dir, EVAL_HISTORY_FILE)
+        self.history = []
+        if tf.io.gfile.exists(history_path):
+            with tf.io.gfile.GFile(history_path, "r") as handle:
+                self.history = json.load(handle)
+        self.progress = None
+
+    def _step(self):
+        return int(self.model.optimizer.iterations.numpy())
+
+    def on_train_begin(self, logs=None):
+        self.progress = Progress("fine-tuning", total=self.train_steps, unit="steps")
+        self.progress.done = self._step()
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        self.progress.update(extra=f"loss={float(loss):.4f}" if loss is not None else "")
+        if self._step() >= self.train_steps:
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        step = self._step()
+        metrics = self.evaluate_fn(self.model)
+        self.history.append({"step": step, **metrics})
+        self.manager.save(checkpoint_number=step)
+        logging.info("step %d: %s", step, metrics)
+        score = metrics[self.selection_metric]
+        if self.best is None or score > self.best["metrics"][self.selection_metric]:
+            tf.train.Checkpoint(model=self.model).write(best_checkpoint_prefix(self.output_dir))
+            self.best = {"step": step, "metrics": metrics}
+            write_json(os.path.join(self.output_dir, BEST_METRICS_FILE), self.best)
+        write_json(os.path.join(self.output_dir, EVAL_HISTORY_FILE), self.history)
+
+    def on_train_end(self, logs=None):
+        self.progress.close()
+
+
+def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, train_steps, eval_every, output_dir,
+              keep_checkpoint_max=5, jit_compile=False, loss=None):
+    """Trains `model` (its own `compute_loss`, or `loss`) for `train_steps`; returns the best record.
+
+    Call under the strategy's scope. Returns {"step", "metrics"} of the best evaluation; the
+    weights are left at the last step (`glue.training.restore_best` reads the best ones).
+    """
+    model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
+    optimizer.build(model.trainable_variables)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=optimizer),
+                                         os.path.join(output_dir, "checkpoints"), max_to_keep=keep_checkpoint_max)
+    if manager.latest_checkpoint:
+        manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+        logging.info("resumed from %s", manager.latest_checkpoint)
+    done_steps = int(optimizer.iterations.numpy())
+    callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, manager, train_steps, output_dir)
+    if done_steps < train_steps:
+        model.fit(train_dataset, epochs=math.ceil(train_steps / eval_every), initial_epoch=done_steps // eval_every,
+                  steps_per_epoch=eval_every, callbacks=[callback], verbose=0)
+    return callback.best

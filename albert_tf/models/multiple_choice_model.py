@@ -1,0 +1,46 @@
+"""`AlbertMultipleChoice`: one score per option from the pooled output, a softmax over the options (RACE)."""
+
+import keras
+import tensorflow as tf
+
+from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
+from albert_tf.models.task_backbone import backbone_for
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertMultipleChoice(RebuiltFromAlbertConfig, keras.Model):
+    """Inputs: the backbone's three, each [B, num_choices, L]; output: logits [B, num_choices] (float32).
+
+    Each option's row goes through the encoder on its own; its pooled output, after dropout 0.1,
+    gets one score from the original's `output_weights` [1, H] and `output_bias` [1].
+    """
+
+    def __init__(self, config=None, num_choices=4, dropout_rate=CLASSIFIER_DROPOUT, dtype=None, kernels="reference",
+                 backbone=None, **kwargs):
+        super().__init__(**kwargs)
+        self.albert = backbone_for(config, dtype, kernels, backbone)
+        config = self.albert.config
+        self.classification_head = ClassificationHead(1, config.hidden_size, dropout_rate=dropout_rate,
+                                                      initializer_range=config.initializer_range,
+                                                      name="classification_head")
+        self.config = config
+        self.num_choices = num_choices
+        self.dropout_rate = dropout_rate
+        self.dtype_policy_name = self.albert.dtype_policy_name
+        self.kernels = self.albert.kernels
+
+    def call(self, inputs, training=False):
+        length = tf.shape(inputs["input_word_ids"])[-1]
+        rows = {name: tf.reshape(inputs[name], [-1, length]) for name in INPUT_NAMES}
+        pooled_output = self.albert(rows, training=training)["pooled_output"]
+        scores = self.classification_head(pooled_output, training=training)
+        return tf.reshape(scores, [-1, self.num_choices])
+
+    def example_inputs(self, batch_size=1, length=8):
+        """Zero inputs, to create the weights before loading or restoring them."""
+        return {name: tf.zeros([batch_size, self.num_choices, length], tf.int32) for name in INPUT_NAMES}
+
+    def extra_config(self):
+        return {"num_choices": self.num_choices, "dropout_rate": self.dropout_rate}

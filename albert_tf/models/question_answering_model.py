@@ -1,0 +1,79 @@
+"""`AlbertQuestionAnswering`: the backbone with the original's SQuAD v1.1 or v2.0 head, and its loss."""
+
+import keras
+import tensorflow as tf
+
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.models.question_answering_heads import (
+    ANSWER_DROPOUT,
+    END_N_TOP,
+    START_N_TOP,
+    AnswerabilitySpanHead,
+    SpanLogitsHead,
+)
+from albert_tf.models.serialization import RebuiltFromAlbertConfig
+from albert_tf.models.task_backbone import backbone_for
+
+
+def _cross_entropy(logits, positions):
+    return tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(positions, logits, from_logits=True))
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
+    """Span extraction for SQuAD: inputs are the backbone's three plus `p_mask` (1 where no
+    answer may be) and, to train v2.0, the gold `start_positions` [B].
+
+    v1.1 (`version_2_with_negative=False`) outputs `start_logits`, `end_logits` [B, L]; v2.0
+    outputs those of `AnswerabilitySpanHead`. `compute_loss` is the original's: the mean of the
+    start and end cross-entropies, plus (v2.0) half the answerability sigmoid cross-entropy;
+    `fit` targets are a dict with `start_positions`, `end_positions`, `is_impossible`.
+    """
+
+    def __init__(self, config=None, version_2_with_negative=False, start_n_top=START_N_TOP, end_n_top=END_N_TOP,
+                 dropout_rate=ANSWER_DROPOUT, dtype=None, kernels="reference", backbone=None, **kwargs):
+        super().__init__(**kwargs)
+        self.albert = backbone_for(config, dtype, kernels, backbone)
+        config = self.albert.config
+        if version_2_with_negative:
+            self.qa_head = AnswerabilitySpanHead(
+                config.hidden_size, start_n_top=start_n_top, end_n_top=end_n_top, dropout_rate=dropout_rate,
+                initializer_range=config.initializer_range, name="answerability_span_head")
+        else:
+            self.qa_head = SpanLogitsHead(config.hidden_size, initializer_range=config.initializer_range,
+                                          name="span_logits_head")
+        self.config = config
+        self.version_2_with_negative = version_2_with_negative
+        self.start_n_top = start_n_top
+        self.end_n_top = end_n_top
+        self.dropout_rate = dropout_rate
+        self.dtype_policy_name = self.albert.dtype_policy_name
+        self.kernels = self.albert.kernels
+
+    def call(self, inputs, training=False):
+        sequence_output = self.albert({name: inputs[name] for name in INPUT_NAMES},
+                                      training=training)["sequence_output"]
+        if not self.version_2_with_negative:
+            return self.qa_head(sequence_output)
+        return self.qa_head(sequence_output, inputs["p_mask"], inputs.get("start_positions"), training=training)
+
+    def example_inputs(self, batch_size=1):
+        """Zero inputs of every name `call` reads, long enough for the v2.0 beam (builds the weights)."""
+        length = max(8, self.start_n_top, self.end_n_top)
+        inputs = {name: tf.zeros([batch_size, length], tf.int32) for name in INPUT_NAMES + ("p_mask",)}
+        inputs["start_positions"] = tf.zeros([batch_size], tf.int32)
+        return inputs
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        if self.version_2_with_negative:
+            span_loss = (_cross_entropy(y_pred["start_log_probs"], y["start_positions"])
+                         + _cross_entropy(y_pred["end_log_probs"], y["end_positions"])) / 2
+            answerability = tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=tf.cast(y["is_impossible"], tf.float32), logits=y_pred["cls_logits"])
+            return span_loss + 0.5 * tf.reduce_mean(answerability)
+        return (_cross_entropy(y_pred["start_logits"], y["start_positions"])
+                + _cross_entropy(y_pred["end_logits"], y["end_positions"])) / 2
+
+    def extra_config(self):
+        return {"version_2_with_negative": self.version_2_with_negative, "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top, "dropout_rate": self.dropout_rate}

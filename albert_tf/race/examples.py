@@ -1,0 +1,85 @@
+"""Reads RACE passages into one `RaceExample` per question, as the original's `RaceProcessor`.
+
+Layout: `<data_dir>/RACE/{train,dev,test}/{middle,high}/`, each passage a JSON object with
+`article`, `questions`, `options` (four per question), `answers` ("A".."D") and `id`. The
+official download has one passage per `.txt` file; the original read an `all.txt` of the same
+objects, one per line. Both are read: `all.txt` when present, else every `*.txt` file.
+"""
+
+import dataclasses
+import json
+import os
+
+import tensorflow as tf
+
+LEVELS = ("middle", "high")
+SPLITS = ("train", "dev", "test")
+NUM_CHOICES = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceExample:
+    """One question: the article, the four question + option texts, the answer index, the level."""
+
+    example_id: str
+    article: str
+    qa_texts: tuple
+    label: int
+    level: str
+
+
+def question_with_option(question, option):
+    """The original's second segment: the option fills a "_" blank, else follows the question."""
+    return question.replace("_", option) if "_" in question else " ".join([question, option])
+
+
+def _passages(level_dir):
+    """(file name, passage dict) of a level directory, in file-name order."""
+    all_txt = os.path.join(level_dir, "all.txt")
+    if tf.io.gfile.exists(all_txt):
+        with tf.io.gfile.GFile(all_txt, "r") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    yield f"{all_txt}:{number}", _parse(line, f"{all_txt} line {number}")
+        return
+    for path in sorted(tf.io.gfile.glob(os.path.join(level_dir, "*.txt"))):
+        with tf.io.gfile.GFile(path, "r") as handle:
+            yield path, _parse(handle.read(), path)
+
+
+def _parse(text, where):
+    try:
+        passage = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where}: not a RACE JSON passage ({error})") from None
+    missing = [key for key in ("article", "questions", "options", "answers") if key not in passage]
+    if missing:
+        raise ValueError(f"{where}: a RACE passage needs the fields {', '.join(missing)}")
+    return passage
+
+
+def read_race_examples(data_dir, split, levels=LEVELS):
+    """Every question of `split` at `levels`; raises FileNotFoundError when a level has no files."""
+    examples = []
+    for level in levels:
+        level_dir = os.path.join(data_dir, "RACE", split, level)
+        passages = list(_passages(level_dir)) if tf.io.gfile.isdir(level_dir) else []
+        if not passages:
+            raise FileNotFoundError(f"{level_dir}: no RACE passages (expected all.txt or one JSON .txt per passage)")
+        for where, passage in passages:
+            questions, options, answers = passage["questions"], passage["options"], passage["answers"]
+            if not len(questions) == len(options) == len(answers):
+                raise ValueError(f"{where}: {len(questions)} questions, {len(options)} option lists and "
+                                 f"{len(answers)} answers (expected as many of each)")
+            for index, (question, choices, answer) in enumerate(zip(questions, options, answers)):
+                if len(choices) != NUM_CHOICES or answer not in "ABCD" or len(answer) != 1:
+                    raise ValueError(f"{where}: question {index} needs 4 options and an answer in A-D, got "
+                                     f"{len(choices)} options and answer {answer!r}")
+                examples.append(RaceExample(
+                    example_id=f"{passage.get('id', os.path.basename(where))}-{index}",
+                    article=passage["article"],
+                    qa_texts=tuple(question_with_option(question, option) for option in choices),
+                    label=ord(answer) - ord("A"),
+                    level=level,
+                ))
+    return examples

@@ -1,0 +1,86 @@
+"""RACE examples -> four `[CLS] article [SEP] question+option [SEP]` rows each, as TFRecords.
+
+As the original: the question + option keeps its last `max_qa_length` pieces, the article is
+cut from its end to fit `max_seq_length`; the four rows are padded to `max_seq_length` and
+stored flattened ([4 x max_seq_length], the original's layout) with the answer's index.
+"""
+
+import hashlib
+import json
+
+import tensorflow as tf
+
+from albert_tf.io_utils import atomic_open, atomic_output
+from albert_tf.progress import Progress
+from albert_tf.race.examples import NUM_CHOICES
+
+
+def choice_rows(example, tokenizer, max_seq_length, max_qa_length):
+    """(input_ids, segment_ids) for each of the example's options, unpadded."""
+    article = tokenizer.encode(example.article)
+    rows = []
+    for qa_text in example.qa_texts:
+        qa = tokenizer.encode(qa_text)[-max_qa_length:]
+        context = article[:max(0, max_seq_length - len(qa) - 3)]
+        input_ids = [tokenizer.cls_id] + context + [tokenizer.sep_id] + qa + [tokenizer.sep_id]
+        rows.append((input_ids, [0] * (len(context) + 2) + [1] * (len(qa) + 1)))
+    return rows
+
+
+def _padded(values, length):
+    return values + [0] * (length - len(values))
+
+
+def write_features(examples, tokenizer, max_seq_length, max_qa_length, path):
+    progress = Progress(f"features {path}", total=len(examples), unit="examples")
+    with atomic_output(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        for example in examples:
+            input_ids, input_mask, segment_ids = [], [], []
+            for ids, segments in choice_rows(example, tokenizer, max_seq_length, max_qa_length):
+                input_ids += _padded(ids, max_seq_length)
+                input_mask += _padded([1] * len(ids), max_seq_length)
+                segment_ids += _padded(segments, max_seq_length)
+            features = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=value)) for name, value in (
+                ("input_ids", input_ids), ("input_mask", input_mask), ("segment_ids", segment_ids),
+                ("label_ids", [example.label]))}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+            progress.update()
+    progress.close()
+
+
+def cached_features(examples, source, tokenizer, cache_dir, max_seq_length, max_qa_length):
+    """Path of the feature file of `examples` (named `source`, e.g. "dev-middle"), built once."""
+    digest = hashlib.sha1()
+    with tf.io.gfile.GFile(tokenizer.spm_model_file, "rb") as handle:
+        digest.update(handle.read())
+    for example in examples:
+        digest.update(json.dumps([example.example_id, example.article, example.qa_texts, example.label]).encode())
+    digest.update(f"{tokenizer.do_lower_case}|{max_seq_length}|{max_qa_length}".encode())
+    path = f"{cache_dir}/race_{source}_{max_seq_length}_{digest.hexdigest()[:12]}.tf_record"
+    done_path = path + ".json"
+    if not tf.io.gfile.exists(done_path):
+        tf.io.gfile.makedirs(cache_dir)
+        write_features(examples, tokenizer, max_seq_length, max_qa_length, path)
+        with atomic_open(done_path, "w") as handle:
+            json.dump({"num_examples": len(examples)}, handle)
+    return path
+
+
+def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, shuffle_buffer=100_000):
+    """(inputs [B, 4, max_seq_length] each, label [B]) batches; training data shuffled and repeated."""
+    shape = [NUM_CHOICES * max_seq_length]
+    spec = {name: tf.io.FixedLenFeature(shape, tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
+    spec["label_ids"] = tf.io.FixedLenFeature([], tf.int64)
+
+    def parse(record):
+        parsed = tf.io.parse_single_example(record, spec)
+        rows = {name: tf.reshape(tf.cast(parsed[key], tf.int32), [NUM_CHOICES, max_seq_length])
+                for name, key in (("input_word_ids", "input_ids"), ("input_mask", "input_mask"),
+                                  ("input_type_ids", "segment_ids"))}
+        return rows, tf.cast(parsed["label_ids"], tf.int32)
+
+    dataset = tf.data.TFRecordDataset(path)
+    if training:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True).repeat()
+    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size, drop_remainder=training)
+    return dataset.prefetch(tf.data.AUTOTUNE)
