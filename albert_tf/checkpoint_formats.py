@@ -31,6 +31,8 @@ HEAD_NAMES = {
     "masked_lm_head": ("cls/predictions/*", "model/masked_lm_head/*"),
     "sentence_order_head": ("cls/seq_relationship/*", "model/sentence_order_head/*"),
     "classification_head": ("output_weights", "output_bias", "model/classification_head/*"),
+    # SQuAD: the original's v1 (`cls/squad`) and v2 (XLNet-style) heads, and ours.
+    "qa_head": ("cls/squad/*", "start_logits/*", "end_logits/*", "answer_class/*", "model/qa_head/*"),
 }
 
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
