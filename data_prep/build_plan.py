@@ -13,14 +13,14 @@ import numpy as np
 from absl import logging
 
 from albert_tf.tokenization import AlbertTokenizer
-from data_prep import corpus
+from data_prep import corpus, own_outputs
 from data_prep.file_access import sidecar_name
+from data_prep.own_outputs import STATS_SUFFIX
 from data_prep.pretraining_instances import InstanceOptions
 
 # Bump when a change to the algorithm or the format changes the bytes written for the same
 # settings: shards recorded with another version are rebuilt instead of skipped.
 FORMAT_VERSION = 1
-STATS_SUFFIX = ".stats.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,9 +141,11 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
         _require_config_vocab_size(files, albert_config_file, tokenizer.vocab_size,
                                    spm_model_file or vocab_file)
 
-    paths = corpus.expand_input_patterns(input_file, files)
-    corpus.require_some_text(paths, files)
     outputs, stats_file = output_paths(output_file, num_output_shards)
+    paths = corpus.expand_input_patterns(input_file, files,
+                                         lambda path: own_outputs.is_builder_file(files, path))
+    own_outputs.require_no_overlap(paths, outputs + [stats_file])
+    corpus.require_some_text(paths, files)
     for path in outputs + [stats_file]:
         if files.is_dir(path):
             raise ValueError(f"--output_file: {path!r} is a directory")

@@ -10,6 +10,9 @@ Format, as in the original: one sentence (or paragraph) per line, a blank line b
 
 import array
 import dataclasses
+import glob
+
+from absl import logging
 
 from albert_tf.tokenization import preprocess_text
 
@@ -24,8 +27,12 @@ class Chunk:
     end: int
 
 
-def expand_input_patterns(input_file, files):
-    """`--input_file` (comma-separated paths and globs) -> sorted matches, pattern by pattern."""
+def expand_input_patterns(input_file, files, is_excluded=lambda path: False):
+    """`--input_file` (comma-separated paths and globs) -> sorted matches, pattern by pattern.
+
+    A glob match for which `is_excluded(path)` holds (the builder's own output) is skipped with a
+    warning; a path named without a glob is an error.
+    """
     patterns = [pattern.strip() for pattern in (input_file or "").split(",") if pattern.strip()]
     if not patterns:
         raise ValueError("--input_file is required (text files: one sentence per line, blank line "
@@ -35,7 +42,16 @@ def expand_input_patterns(input_file, files):
         matches = files.glob(pattern)
         if not matches:
             raise FileNotFoundError(f"--input_file: {pattern!r} matches no file")
-        paths.extend(matches)
+        for path in matches:
+            if not is_excluded(path):
+                paths.append(path)
+            elif glob.has_magic(pattern):
+                logging.warning("--input_file: skipping %s, written by this builder (not text)", path)
+            else:
+                raise ValueError(f"--input_file: {path!r} was written by this builder (TFRecord "
+                                 "or statistics), not raw text")
+    if not paths:
+        raise ValueError(f"--input_file: {input_file!r} matches only files this builder wrote")
     return paths
 
 

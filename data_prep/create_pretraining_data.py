@@ -18,7 +18,7 @@ import queue
 import sys
 import time
 
-from absl import flags
+from absl import flags, logging
 
 from albert_tf.cli import require, run_main
 from albert_tf.progress import Progress
@@ -111,8 +111,20 @@ def build(num_workers=0, show_progress=True, **settings):
             total.merge(shard_stats)
     summary = write_summary(files, plan, total)
     progress.close()
+    _warn_if_binary(summary)
     return {"stats": summary, "stats_file": plan.stats_file, "built_shards": pending,
             "skipped_shards": skipped, "elapsed_seconds": time.monotonic() - start}
+
+
+# Above this share of non-UTF-8 lines the input is more likely binary data than text.
+BINARY_WARNING_FRACTION = 0.1
+
+
+def _warn_if_binary(summary):
+    lines, bad = summary["lines"], summary["non_utf8_lines"]
+    if lines and bad > BINARY_WARNING_FRACTION * lines:
+        logging.warning("--input_file: %d of %d lines are not UTF-8: is the input binary rather "
+                        "than text? (see non_utf8_lines in the statistics file)", bad, lines)
 
 
 class _ChunkProgress:

@@ -76,6 +76,9 @@ class InstanceOptions:
                             f"A and B of at least one token), got {self.max_seq_length}")
         if self.max_predictions_per_seq < 1:
             problems.append(f"--max_predictions_per_seq must be >= 1, got {self.max_predictions_per_seq}")
+        if self.max_predictions_per_seq > self.max_seq_length:
+            problems.append(f"--max_predictions_per_seq ({self.max_predictions_per_seq}) must be <= "
+                            f"--max_seq_length ({self.max_seq_length}): the trainer refuses more")
         if not 0.0 <= self.masked_lm_prob <= 1.0:
             problems.append(f"--masked_lm_prob must be in [0, 1], got {self.masked_lm_prob}")
         if not 0.0 <= self.short_seq_prob <= 1.0:

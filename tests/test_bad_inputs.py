@@ -1,0 +1,120 @@
+"""Bad input and faults, tried as a hostile user would (issue 18): one line on stderr, exit 2,
+no traceback, nothing lost or half-written. Each case is small; subprocesses only where the exit
+code is the point."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from data_prep.create_pretraining_data import build
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
+TINY = {"max_seq_length": 32, "max_predictions_per_seq": 5, "dupe_factor": 1}
+
+
+def run_script(*args, cwd=REPO):
+    """Runs `python *args`; returns (exit code, stderr)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
+                            text=True, timeout=300)
+    return result.returncode, result.stderr
+
+
+def assert_one_line_error(code, stderr, *words):
+    assert code == 2, stderr
+    assert "Traceback" not in stderr, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("error: "), stderr
+    for word in words:
+        assert word in last, last
+
+
+def write_corpus(path, documents=4):
+    with open(CORPUS_SAMPLE, "rb") as handle:
+        lines = handle.read(20_000).splitlines()[:40]
+    text = b""
+    for start in range(0, len(lines), len(lines) // documents):
+        text += b"\n".join(lines[start:start + len(lines) // documents]) + b"\n\n"
+    path.write_bytes(text)
+    return str(path)
+
+
+CORPUS_SAMPLE = os.path.join(REPO, "data/corpus/sample.txt")
+
+
+def build_tiny(input_file, output_file, **overrides):
+    return build(input_file=input_file, output_file=output_file, spm_model_file=SPM_MODEL,
+                 num_workers=1, show_progress=False, **{**TINY, **overrides})
+
+
+# --- create_pretraining_data: never overwrite or read its own output --------------------------
+
+def test_builder_refuses_an_output_equal_to_the_input_and_leaves_it_untouched(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    before = open(corpus, "rb").read()
+    code, stderr = run_script("-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
+                              f"--output_file={corpus}", f"--spm_model_file={SPM_MODEL}",
+                              "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=1")
+    assert_one_line_error(code, stderr, "--output_file", "is also an input", "corpus.txt")
+    assert open(corpus, "rb").read() == before
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+
+
+def test_builder_refuses_a_shard_that_would_overwrite_an_input(tmp_path):
+    corpus = tmp_path / "data-00000-of-00002"
+    write_corpus(corpus)
+    with pytest.raises(ValueError, match="is also an input"):
+        build_tiny(str(tmp_path / "*"), str(tmp_path / "data"), num_output_shards=2)
+
+
+def test_a_glob_over_the_output_directory_skips_the_builders_own_files(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    first = build_tiny(str(tmp_path / "*"), str(tmp_path / "train.tfrecord"))
+    assert first["stats"]["instances"] > 0
+    second = build_tiny(str(tmp_path / "*"), str(tmp_path / "again.tfrecord"))
+    assert second["stats"]["lines"] == first["stats"]["lines"]
+    assert second["stats"]["instances"] == first["stats"]["instances"]
+    assert second["stats"]["non_utf8_lines"] == 0
+    # The same command again (a resume) sees the same inputs, so it skips the complete shard.
+    third = build_tiny(str(tmp_path / "*"), str(tmp_path / "train.tfrecord"))
+    assert third["skipped_shards"] == [0]
+    assert open(corpus, "rb").read().startswith(b"[Emma")
+
+
+def test_naming_a_tfrecord_as_input_is_an_error(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    build_tiny(corpus, str(tmp_path / "train.tfrecord"))
+    os.remove(tmp_path / ".train.tfrecord.stats.json")  # recognised by its content alone
+    with pytest.raises(ValueError, match="written by this builder"):
+        build_tiny(str(tmp_path / "train.tfrecord"), str(tmp_path / "other"))
+    with pytest.raises(ValueError, match="written by this builder"):
+        build_tiny(str(tmp_path / "train.tfrecord.stats.json"), str(tmp_path / "other"))
+
+
+def test_builder_refuses_more_predictions_than_positions(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    with pytest.raises(ValueError, match=r"--max_predictions_per_seq \(40\) must be <= --max_seq_length \(32\)"):
+        build_tiny(corpus, str(tmp_path / "out"), max_predictions_per_seq=40)
+    assert os.listdir(tmp_path) == ["corpus.txt"]
+
+
+def test_builder_warns_when_most_lines_are_not_utf8(tmp_path, caplog):
+    binary = tmp_path / "random.bin"
+    rng = __import__("random").Random(0)
+    binary.write_bytes(b"hello world\n" + bytes(rng.randrange(128, 256) for _ in range(4000)).replace(
+        b"\xff", b"\n"))
+    with caplog.at_level("WARNING"):
+        result = build_tiny(str(binary), str(tmp_path / "out"))
+    assert result["stats"]["non_utf8_lines"] > 0.5 * result["stats"]["lines"]
+    assert any("are not UTF-8" in record.getMessage() for record in caplog.records)
+
+
+def test_builder_does_not_warn_about_text(tmp_path, caplog):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    with caplog.at_level("WARNING"):
+        build_tiny(corpus, str(tmp_path / "out"))
+    assert not any("UTF-8" in record.getMessage() for record in caplog.records)
