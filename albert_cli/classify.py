@@ -10,6 +10,7 @@ during training and keeps the best checkpoint by the task's metric (<output_dir>
 """
 
 import os
+import sys
 
 from albert_tf.cli import prefer_onednn
 
@@ -223,7 +224,11 @@ def main(argv):
         for seed in seeds:
             seed_dir = FLAGS.output_dir if len(seeds) == 1 else os.path.join(FLAGS.output_dir, f"seed_{seed}")
             tf.io.gfile.makedirs(seed_dir)
-            best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
+            try:
+                best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
+            except training.FineTuningDiverged as error:
+                sys.stderr.write(f"error: {error}\n")  # as run_pretraining: exit 1, not a usage error
+                sys.exit(1)
             records.append(dict(best, seed=seed, output_dir=seed_dir))
         if len(seeds) > 1:
             summary = training.summarize_seeds(task, records)

@@ -118,3 +118,55 @@ def test_builder_does_not_warn_about_text(tmp_path, caplog):
     with caplog.at_level("WARNING"):
         build_tiny(corpus, str(tmp_path / "out"))
     assert not any("UTF-8" in record.getMessage() for record in caplog.records)
+
+
+# --- GLUE: non-finite regression labels, non-finite loss ---------------------------------------
+
+STSB_HEADER = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore"
+
+
+@pytest.mark.parametrize("score", ["nan", "inf", "-inf", "1e309"])
+def test_stsb_non_finite_score_names_file_and_line(tmp_path, score):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+    from glue_test_data import write_glue_file
+
+    rows = [f"{i}\tg\tf\t2012\t{i}\tnone\tnone\tA cat.\tA dog.\t{value}" for i, value in enumerate(["1.5", score])]
+    write_glue_file(tmp_path, "STS-B", "train.tsv", [STSB_HEADER, *rows])
+    with pytest.raises(ValueError, match=rf"STS-B/train.tsv:3: expected a finite score, got '{score}'"):
+        read_examples(get_task("sts-b"), "train", data_dir=str(tmp_path))
+
+
+def _tiny_classifier(num_labels):
+    from albert_tf import AlbertClassifier, AlbertConfig
+
+    config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json")).replace(
+        vocab_size=50, embedding_size=8, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        max_position_embeddings=16)
+    return AlbertClassifier(config, num_labels)
+
+
+def _batches(labels, length=8):
+    import tensorflow as tf
+
+    count = len(labels)
+    features = {"input_word_ids": tf.ones([count, length], tf.int32),
+                "input_mask": tf.ones([count, length], tf.int32),
+                "input_type_ids": tf.zeros([count, length], tf.int32)}
+    return tf.data.Dataset.from_tensor_slices((features, tf.constant(labels, tf.float32)[:, None])).batch(2)
+
+
+def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
+    from albert_tf.glue import training
+    from albert_tf.glue.tasks import get_task
+
+    task = get_task("sts-b")
+    classifier = _tiny_classifier(1)
+    optimizer = training.build_optimizer("adamw", 1e-3, train_steps=4, warmup_steps=0)
+    train = _batches([1.0, float("nan")]).repeat()
+    eval_set = training.EvalSet("", _batches([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0])
+    with pytest.raises(training.FineTuningDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
+        training.fine_tune(task, classifier, optimizer, train, [eval_set], train_steps=4, eval_every=2,
+                           output_dir=str(tmp_path))
+    assert not os.path.exists(tmp_path / training.BEST_METRICS_FILE)
+    assert not any(name.startswith("ckpt") for _, _, names in os.walk(tmp_path) for name in names)

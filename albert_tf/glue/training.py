@@ -25,6 +25,10 @@ from albert_tf.progress import Progress
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
 
+class FineTuningDiverged(RuntimeError):
+    """The loss or the selection metric became NaN or infinite; nothing after it was saved."""
+
+
 BEST_METRICS_FILE = "best_metrics.json"
 EVAL_HISTORY_FILE = "eval_history.json"
 
@@ -89,12 +93,16 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         self.progress.update(extra=f"loss={float(loss):.4f}" if loss is not None else "")
+        if loss is not None and not math.isfinite(float(loss)):
+            self._diverged(f"non-finite loss ({float(loss)}) at step {self._step()}")
         if self._step() >= self.train_steps:
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         step = self._step()
         metrics = evaluate(self.task, self.model, self.eval_sets)
+        if not all(math.isfinite(value) for value in metrics.values()):
+            self._diverged(f"non-finite dev metrics at step {step}: {metrics}")
         self.history.append({"step": step, **metrics})
         self.manager.save(checkpoint_number=step)
         logging.info("step %d: %s", step, ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
@@ -107,6 +115,13 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         self.progress.close()
+
+    def _diverged(self, reason):
+        self.progress.close()
+        raise FineTuningDiverged(
+            f"{reason}; stopped without saving. Last good checkpoint: "
+            f"{self.manager.latest_checkpoint or 'none'}. Lower --learning_rate, raise --warmup_step or "
+            "check the data (labels), then rerun to resume from it.")
 
 
 def task_loss(task):

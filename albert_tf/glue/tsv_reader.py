@@ -6,6 +6,7 @@ with missing columns): those are counted and reported.
 
 import csv
 import io
+import math
 import os
 
 import tensorflow as tf
@@ -69,9 +70,12 @@ def _example(task, split, columns, row, line_number):
 def _parse_label(task, value):
     if task.is_regression:
         try:
-            return float(value)
+            score = float(value)
         except ValueError:
             raise _MalformedRow(f"expected a numeric score, got {value!r}") from None
+        if not math.isfinite(score):
+            raise _MalformedRow(f"expected a finite score, got {value!r}")
+        return score
     if value not in task.labels:
         raise _MalformedRow(f"expected a label in {list(task.labels)}, got {value!r}")
     return value
