@@ -61,9 +61,14 @@ def open_weights(path, model):
         return _keras_weights(path, model)
     prefix = resolve_checkpoint_prefix(path)
     reader = _open_checkpoint(prefix)
-    if reader.has_tensor(_OBJECT_GRAPH_KEY):
+    if not reader.has_tensor(_OBJECT_GRAPH_KEY):
+        return _tf1_weights(prefix, reader)
+    try:
         return _object_checkpoint_weights(prefix, reader, model)
-    return _tf1_weights(prefix, reader)
+    except (tf.errors.OpError, IndexError) as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(f"{prefix}: cannot read the checkpoint's object graph ({message}); its data "
+                         "file is truncated or damaged.") from None
 
 
 def resolve_checkpoint_prefix(path):

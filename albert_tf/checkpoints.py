@@ -181,10 +181,24 @@ def load(model, path, strict=True, init_from_group0=False):
     if strict:
         _check_strict(model, report)
 
+    values = _read_all(stored, set(sources.values()))  # a damaged file fails here, before any assign
     for name, source in sources.items():
         variable = variables[name]
-        variable.assign(tf.cast(stored.read(source), variable.dtype))
+        variable.assign(tf.cast(values[source], variable.dtype))
     return report
+
+
+def _read_all(stored, names):
+    """{name: value}; a truncated or damaged file is a ValueError naming it and the weight."""
+    values = {}
+    for name in sorted(names):
+        try:
+            values[name] = stored.read(name)
+        except (tf.errors.OpError, IndexError) as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ValueError(f"{stored.path}: cannot read weight {name} ({message}); the checkpoint's "
+                             "data file is truncated or damaged, nothing was loaded.") from None
+    return values
 
 
 def _load_foreign(model, path, strict, init_from_group0):

@@ -170,3 +170,52 @@ def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
                            output_dir=str(tmp_path))
     assert not os.path.exists(tmp_path / training.BEST_METRICS_FILE)
     assert not any(name.startswith("ckpt") for _, _, names in os.walk(tmp_path) for name in names)
+
+
+# --- checkpoints.load: check everything, then assign ------------------------------------------
+
+def _damage(prefix, fault):
+    import glob
+
+    data = glob.glob(prefix + ".data-*")[0]
+    content = open(data, "rb").read()
+    if fault == "truncated_data":
+        open(data, "wb").write(content[: len(content) // 2])
+    elif fault == "empty_data":
+        open(data, "wb").write(b"")
+    elif fault == "flipped_data":
+        middle = len(content) // 2
+        open(data, "wb").write(content[:middle] + bytes(b ^ 0xFF for b in content[middle:middle + 64])
+                               + content[middle + 64:])
+    elif fault == "garbage_index":
+        open(prefix + ".index", "wb").write(bytes(range(256)) * 2)
+    elif fault == "empty_index":
+        open(prefix + ".index", "wb").write(b"")
+
+
+@pytest.mark.parametrize("fault, words", [
+    ("truncated_data", "truncated or damaged"), ("empty_data", "truncated or damaged"),
+    ("flipped_data", "truncated or damaged"), ("garbage_index", "is not a readable checkpoint"),
+    ("empty_index", "is not a readable checkpoint")])
+@pytest.mark.parametrize("kind", ["tf1", "ours"])
+def test_a_damaged_checkpoint_is_one_error_and_assigns_nothing(tmp_path, kind, fault, words):
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.checkpoints import load, save_tf1_checkpoint
+
+    source = _tiny_classifier(2)
+    for variable in source.weights:
+        variable.assign(variable + 1.0)
+    prefix = str(tmp_path / "ckpt")
+    if kind == "tf1":
+        save_tf1_checkpoint(source, prefix)
+    else:
+        prefix = tf.train.Checkpoint(model=source).write(prefix)
+    _damage(prefix, fault)
+    target = _tiny_classifier(2)
+    before = [variable.numpy().copy() for variable in target.weights]
+    with pytest.raises(ValueError, match=words) as error:
+        load(target, prefix)
+    assert "ckpt" in str(error.value)
+    assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
