@@ -28,6 +28,8 @@ _POSITIVE_INT_KEYS = (
     "type_vocab_size",
 )
 
+_FLOAT_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range")
+
 
 @dataclasses.dataclass
 class AlbertConfig:
@@ -69,6 +71,14 @@ class AlbertConfig:
                 f"AlbertConfig: unknown key(s) {unknown}; allowed keys are "
                 f"{sorted(list(self.model_keys()) + list(_PASSTHROUGH_KEYS))}."
             )
+        for key in ("hidden_act", "sharing"):
+            if not isinstance(getattr(self, key), str):
+                raise ValueError(f"AlbertConfig: `{key}` must be a string, got {getattr(self, key)!r}.")
+        for key in _FLOAT_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"AlbertConfig: `{key}` must be a number, got {value!r} "
+                                 f"({type(value).__name__}).")
         for key in _POSITIVE_INT_KEYS:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -117,6 +127,8 @@ class AlbertConfig:
     def from_json_file(cls, path):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"AlbertConfig: config file {path} does not exist.")
+        if tf.io.gfile.isdir(path):
+            raise ValueError(f"AlbertConfig: {path} is a directory; expected an albert_config.json file.")
         with tf.io.gfile.GFile(path, "r") as handle:
             try:
                 values = json.load(handle)

@@ -167,6 +167,8 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
 def _require_config_vocab_size(files, albert_config_file, vocab_size, vocab_source):
     if not files.exists(albert_config_file):
         raise FileNotFoundError(f"--albert_config_file: {albert_config_file!r} does not exist")
+    if files.is_dir(albert_config_file):
+        raise ValueError(f"--albert_config_file: {albert_config_file!r} is a directory, not a config JSON")
     try:
         with files.open_read(albert_config_file) as handle:
             config = json.loads(handle.read().decode("utf-8"))

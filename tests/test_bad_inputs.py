@@ -219,3 +219,52 @@ def test_a_damaged_checkpoint_is_one_error_and_assigns_nothing(tmp_path, kind, f
         load(target, prefix)
     assert "ckpt" in str(error.value)
     assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
+
+
+# --- configs and paths of the wrong kind -------------------------------------------------------
+
+@pytest.mark.parametrize("key, value, words", [
+    ("hidden_dropout_prob", "0.1", "`hidden_dropout_prob` must be a number, got '0.1' (str)"),
+    ("initializer_range", "0.02", "`initializer_range` must be a number, got '0.02' (str)"),
+    ("attention_probs_dropout_prob", None, "`attention_probs_dropout_prob` must be a number"),
+    ("hidden_act", ["gelu"], "`hidden_act` must be a string"),
+    ("initializer_range", float("nan"), "`initializer_range` must be positive"),
+    ("hidden_size", "128", "`hidden_size` must be a positive integer")])
+def test_config_field_of_the_wrong_type_is_named(tmp_path, key, value, words):
+    from albert_tf.config import AlbertConfig
+
+    values = json.load(open(os.path.join(REPO, "configs", "albert_tiny.json")))
+    values[key] = value
+    path = tmp_path / "albert_config.json"
+    path.write_text(json.dumps(values))
+    with pytest.raises(ValueError, match=rf"albert_config.json: AlbertConfig: {__import__('re').escape(words)}"):
+        AlbertConfig.from_json_file(str(path))
+
+
+def test_config_path_that_is_a_directory(tmp_path):
+    from albert_tf.config import AlbertConfig
+
+    with pytest.raises(ValueError, match="is a directory; expected an albert_config.json file"):
+        AlbertConfig.from_json_file(str(tmp_path))
+    with pytest.raises(ValueError, match="--albert_config_file: .* is a directory"):
+        build_tiny(write_corpus(tmp_path / "corpus.txt"), str(tmp_path / "out"), albert_config_file=str(tmp_path))
+
+
+def test_glue_tsv_path_that_is_a_directory(tmp_path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+
+    os.makedirs(tmp_path / "SST-2" / "dev.tsv")
+    with pytest.raises(ValueError, match="SST-2/dev.tsv is a directory"):
+        read_examples(get_task("sst-2"), "dev", data_dir=str(tmp_path))
+
+
+def test_run_classifier_reports_a_string_valued_config_field_in_one_line(tmp_path):
+    values = json.load(open(os.path.join(REPO, "configs", "albert_tiny.json")))
+    values["hidden_dropout_prob"] = "0.1"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(values))
+    code, stderr = run_script("run_classifier.py", "--do_eval", f"--albert_config_file={config}",
+                              f"--output_dir={tmp_path / 'out'}")
+    assert_one_line_error(code, stderr, "--albert_config_file", "hidden_dropout_prob", "must be a number")
+    assert not os.path.exists(tmp_path / "out")

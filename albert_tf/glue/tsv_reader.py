@@ -27,6 +27,8 @@ def read_tsv_split(task, split, data_dir):
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"--data_dir: {path} does not exist (expected the GLUE layout "
                                 f"<data_dir>/{task.directory}/{task.tsv_file(split)})")
+    if tf.io.gfile.isdir(path):
+        raise ValueError(f"--data_dir: {path} is a directory; expected a GLUE TSV file there")
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = handle.read().decode("utf-8-sig", errors="replace")
