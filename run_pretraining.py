@@ -17,7 +17,7 @@ import sys
 from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
-from albert_tf.cli import UsageError, prefer_onednn, require, run_main
+from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, require_positive_finite, run_main
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 prefer_onednn()  # before TensorFlow loads
@@ -83,7 +83,7 @@ def check_flags():
         require(FLAGS[name].value > 0, f"--{name} must be > 0, got {FLAGS[name].value}")
     for name in ("num_warmup_steps", "start_warmup_step"):
         require(FLAGS[name].value >= 0, f"--{name} must be >= 0, got {FLAGS[name].value}")
-    require(FLAGS.learning_rate > 0, f"--learning_rate must be > 0, got {FLAGS.learning_rate}")
+    require_positive_finite("learning_rate", FLAGS.learning_rate)
     require(FLAGS.poly_power > 0, f"--poly_power must be > 0, got {FLAGS.poly_power}")
     require(FLAGS.max_predictions_per_seq <= FLAGS.max_seq_length,
             f"--max_predictions_per_seq ({FLAGS.max_predictions_per_seq}) must be <= --max_seq_length ({FLAGS.max_seq_length})")
@@ -94,6 +94,7 @@ def check_flags():
         require(FLAGS.init_checkpoint.startswith(("gs://", "s3://", "hdfs://")) or os.path.exists(FLAGS.init_checkpoint)
                 or os.path.exists(FLAGS.init_checkpoint + ".index"),
                 f"--init_checkpoint: {FLAGS.init_checkpoint} is neither a checkpoint prefix (no .index file) nor a directory")
+    require_output_dir("output_dir", FLAGS.output_dir)
 
 
 def strategy_name():

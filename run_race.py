@@ -22,7 +22,8 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
+from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
+                           require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
@@ -79,7 +80,7 @@ def check_flags():
                  "save_checkpoints_steps", "keep_checkpoint_max", "max_qa_length"):
         require(FLAGS[name].value > 0, f"--{name} must be positive, got {FLAGS[name].value}")
     require(FLAGS.warmup_step >= 0, f"--warmup_step must be >= 0, got {FLAGS.warmup_step}")
-    require(FLAGS.learning_rate > 0, f"--learning_rate must be positive, got {FLAGS.learning_rate}")
+    require_positive_finite("learning_rate", FLAGS.learning_rate)
     require(FLAGS.max_qa_length <= FLAGS.max_seq_length - 3,
             f"--max_qa_length {FLAGS.max_qa_length} leaves no room in --max_seq_length {FLAGS.max_seq_length} "
             "for [CLS] [SEP] [SEP]")
@@ -184,7 +185,7 @@ def main(argv):
     except ValueError as error:
         raise UsageError(f"--strategy: {error}") from None
     cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
-    tf.io.gfile.makedirs(FLAGS.output_dir)
+    require_output_dir("output_dir", FLAGS.output_dir)
     dev = [RaceSplit("dev", level, tokenizer, cache_dir) for level in levels()] if (
         FLAGS.do_train or FLAGS.do_eval) else []
     if FLAGS.do_train:

@@ -22,7 +22,8 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
+from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
+                           require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
@@ -89,7 +90,7 @@ def check_flags():
     for name in ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
                  "n_best_size", "max_answer_length", "doc_stride", "max_query_length", "start_n_top", "end_n_top"):
         require(FLAGS[name].value > 0, f"--{name} must be positive, got {FLAGS[name].value}")
-    require(FLAGS.learning_rate > 0, f"--learning_rate must be positive, got {FLAGS.learning_rate}")
+    require_positive_finite("learning_rate", FLAGS.learning_rate)
     require(FLAGS.num_train_epochs > 0, f"--num_train_epochs must be positive, got {FLAGS.num_train_epochs}")
     require(0 <= FLAGS.warmup_proportion < 1, f"--warmup_proportion must be in [0, 1), got {FLAGS.warmup_proportion}")
     require(FLAGS.max_seq_length > FLAGS.max_query_length + 3,
@@ -235,7 +236,9 @@ def main(argv):
     except ValueError as error:
         raise UsageError(f"--strategy: {error}") from None
     cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
-    tf.io.gfile.makedirs(FLAGS.output_dir)
+    require_output_dir("output_dir", FLAGS.output_dir)
+    if FLAGS.export_dir is not None:
+        require_output_dir("export_dir", FLAGS.export_dir, create=False)
     dev = SquadData("predict_file", False, tokenizer, cache_dir)
     if FLAGS.do_train:
         train(config, strategy, tokenizer, cache_dir, dev)

@@ -23,7 +23,8 @@ from absl import flags, logging
 from albert_cli.fine_tuning_inputs import load_tokenizer_and_config
 from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
 from albert_tf import AlbertClassifier
-from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
+from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
+                           require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
@@ -91,7 +92,6 @@ def apply_recipe(task):
         f"{name}={FLAGS[name].value}" + (" (flag)" if FLAGS[name].present else "") for name in recipe))
 
 
-flags.register_validator("learning_rate", lambda value: value > 0, message="--learning_rate must be positive")
 flags.register_multi_flags_validator(
     ["do_train", "do_eval", "do_predict", "export_dir"], lambda values: any(values.values()),
     message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir")
@@ -196,6 +196,9 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     task = get_task(FLAGS.task_name)
     apply_recipe(task)
+    require_positive_finite("learning_rate", FLAGS.learning_rate)
+    if FLAGS.export_dir is not None:
+        require_output_dir("export_dir", FLAGS.export_dir, create=False)
     tokenizer, config = load_model_inputs()
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
@@ -206,8 +209,8 @@ def main(argv):
             per_replica_batch_size(FLAGS.train_batch_size, strategy.num_replicas_in_sync)
         except ValueError as error:
             raise UsageError(f"--train_batch_size: {error}") from None
+    require_output_dir("output_dir", FLAGS.output_dir)
     cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
-    tf.io.gfile.makedirs(FLAGS.output_dir)
 
     eval_sets = []
     if FLAGS.do_train or FLAGS.do_eval:

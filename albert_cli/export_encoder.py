@@ -15,7 +15,7 @@ prefer_onednn()  # before TensorFlow loads
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_tf import AlbertConfig, AlbertModel
-from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
+from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.serving.encoder_export import export_encoder
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -32,6 +32,7 @@ flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessi
 
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    require_output_dir("export_dir", FLAGS.export_dir, create=False)
     try:
         config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
     except ValueError as error:

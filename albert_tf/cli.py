@@ -6,8 +6,10 @@ expected, and `run_main` turns it into one line on stderr and exit status 2 (no 
 Library modules never import this one.
 """
 
+import math
 import os
 import sys
+import tempfile
 
 from absl import app
 
@@ -79,6 +81,35 @@ def require(condition, message):
     """Raises `UsageError(message)` unless `condition` holds."""
     if not condition:
         raise UsageError(message)
+
+
+def require_positive_finite(flag, value):
+    """`--flag` must be a finite number > 0 (`--learning_rate=inf` or `nan` would train nothing)."""
+    require(math.isfinite(value) and value > 0, f"--{flag} must be a finite number > 0, got {value}")
+
+
+def require_output_dir(flag, path, create=True):
+    """`--flag` names a directory this process can write (created when `create`), else a UsageError.
+
+    Without `create` (an export directory, filled later) only its nearest existing parent is
+    checked. Remote paths (gs://...) are left to the first write.
+    """
+    require(path and path.strip(), f"--{flag} is empty; give a directory")
+    if "://" in path:
+        return
+    require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
+    probe_dir = os.path.abspath(path)
+    try:
+        if create:
+            os.makedirs(path, exist_ok=True)
+        else:
+            while not os.path.exists(probe_dir):
+                probe_dir = os.path.dirname(probe_dir)
+            require(os.path.isdir(probe_dir), f"--{flag}: cannot create {path}: {probe_dir} is a file")
+        with tempfile.TemporaryFile(dir=probe_dir, prefix=".write-probe-"):
+            pass
+    except OSError as error:
+        raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
 
 
 def load_init_checkpoint(model, path):

@@ -137,11 +137,11 @@ def test_stsb_non_finite_score_names_file_and_line(tmp_path, score):
         read_examples(get_task("sts-b"), "train", data_dir=str(tmp_path))
 
 
-def _tiny_classifier(num_labels):
+def _tiny_classifier(num_labels, vocab_size=50):
     from albert_tf import AlbertClassifier, AlbertConfig
 
     config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json")).replace(
-        vocab_size=50, embedding_size=8, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        vocab_size=vocab_size, embedding_size=8, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
         max_position_embeddings=16)
     return AlbertClassifier(config, num_labels)
 
@@ -268,3 +268,86 @@ def test_run_classifier_reports_a_string_valued_config_field_in_one_line(tmp_pat
                               f"--output_dir={tmp_path / 'out'}")
     assert_one_line_error(code, stderr, "--albert_config_file", "hidden_dropout_prob", "must be a number")
     assert not os.path.exists(tmp_path / "out")
+
+
+# --- output directories and numeric flags -------------------------------------------------------
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "a_file"
+    path.write_text("not a directory")
+    return str(path)
+
+
+@pytest.mark.parametrize("make_path, create, words", [
+    (lambda tmp, a_file: "", True, "is empty"),
+    (lambda tmp, a_file: "  ", False, "is empty"),
+    (lambda tmp, a_file: a_file, True, "is a file, not a directory"),
+    (lambda tmp, a_file: a_file, False, "is a file, not a directory"),
+    (lambda tmp, a_file: os.path.join(a_file, "sub"), True, "cannot write to"),
+    (lambda tmp, a_file: os.path.join(a_file, "sub", "deeper"), False, "is a file"),
+    (lambda tmp, a_file: "/proc/albert-tf-test", True, "cannot write to")])
+def test_require_output_dir_refuses_what_cannot_hold_output(tmp_path, a_file, make_path, create, words):
+    from albert_tf.cli import UsageError, require_output_dir
+
+    with pytest.raises(UsageError, match=words):
+        require_output_dir("output_dir", make_path(tmp_path, a_file), create=create)
+
+
+def test_require_output_dir_creates_only_when_asked(tmp_path):
+    from albert_tf.cli import require_output_dir
+
+    require_output_dir("export_dir", str(tmp_path / "export" / "1"), create=False)
+    assert os.listdir(tmp_path) == []
+    require_output_dir("output_dir", str(tmp_path / "out" / "run"))
+    assert os.listdir(tmp_path / "out" / "run") == []
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1e-3"])
+def test_require_positive_finite(value):
+    from albert_tf.cli import UsageError, require_positive_finite
+
+    with pytest.raises(UsageError, match="--learning_rate must be a finite number > 0"):
+        require_positive_finite("learning_rate", float(value))
+
+
+@pytest.mark.parametrize("flag, words", [
+    ("--output_dir=", ["--output_dir is empty"]),
+    ("--output_dir={a_file}", ["--output_dir", "is a file"]),
+    ("--output_dir={a_file}/sub", ["--output_dir: cannot write to"]),
+    ("--learning_rate=inf", ["--learning_rate must be a finite number > 0, got inf"])])
+def test_run_pretraining_refuses_bad_output_dir_and_learning_rate(tmp_path, a_file, flag, words):
+    code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
+                              f"--output_dir={tmp_path / 'out'}", flag.format(a_file=a_file), cwd=tmp_path)
+    assert_one_line_error(code, stderr, *words)
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]  # nothing written, not even in the cwd
+
+
+def test_run_classifier_refuses_a_file_as_export_dir(tmp_path, a_file):
+    code, stderr = run_script(os.path.join(REPO, "run_classifier.py"), "--do_eval",
+                              f"--output_dir={tmp_path / 'out'}", f"--export_dir={a_file}", cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--export_dir", "is a file")
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
+
+
+# --- serving ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("task_name", ["mrpc", "sts-b"])
+def test_classifier_serving_answers_an_empty_batch_with_empty_outputs(task_name):
+    import tensorflow as tf
+
+    from albert_tf.glue.tasks import get_task
+    from albert_tf.serving.classifier_export import ClassifierServingModule
+
+    task = get_task(task_name)
+    classifier = _tiny_classifier(task.num_labels, vocab_size=30000)
+    module = ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL,
+                                     max_seq_length=16)
+    signatures = module.signatures()
+    empty = {name: tf.constant([], tf.string) for name in task.text_feature_names}
+    outputs = signatures["serving_default"](**empty)
+    assert {name: value.shape[0] for name, value in outputs.items()} == {name: 0 for name in outputs}
+    ids = {name: tf.zeros([0, 0], tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    assert all(value.shape[0] == 0 for value in signatures["serve_token_ids"](**ids).values())
+    one = {name: tf.constant(["A cat sat."]) for name in task.text_feature_names}
+    assert all(value.shape[0] == 1 for value in signatures["serving_default"](**one).values())

@@ -48,7 +48,12 @@ class ClassifierServingModule(tf.Module):
         return self._outputs(inputs)
 
     def _outputs(self, inputs):
-        logits = self.classifier(inputs, training=False)["logits"]
+        # An empty batch has no [CLS] column for the model to pool: answer it without the model.
+        num_labels = 1 if self.label_names is None else int(self.label_names.shape[0])
+        logits = tf.cond(
+            tf.shape(inputs["input_word_ids"])[0] > 0,
+            lambda: tf.cast(self.classifier(inputs, training=False)["logits"], tf.float32),
+            lambda: tf.zeros([0, num_labels], tf.float32))
         if self.label_names is None:
             return {"score": logits[:, 0]}
         return {
