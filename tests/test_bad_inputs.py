@@ -351,3 +351,17 @@ def test_classifier_serving_answers_an_empty_batch_with_empty_outputs(task_name)
     assert all(value.shape[0] == 0 for value in signatures["serve_token_ids"](**ids).values())
     one = {name: tf.constant(["A cat sat."]) for name in task.text_feature_names}
     assert all(value.shape[0] == 1 for value in signatures["serving_default"](**one).values())
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+def test_pretraining_eval_set_smaller_than_a_batch_is_refused_not_scored_zero(tmp_path):
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags, write_random_records
+
+    eval_file = write_random_records(str(tmp_path / "eval.tfrecord"), 3)
+    output_dir = tmp_path / "out"
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), do_train=False, do_eval=True,
+                                             eval_input_file=eval_file, eval_batch_size=8), timeout=180)
+    assert_one_line_error(result.returncode, result.stderr, "fewer examples than one batch of 8",
+                          "--eval_batch_size")
+    assert not os.path.exists(output_dir / "pretraining_summary.json")

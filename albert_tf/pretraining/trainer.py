@@ -169,6 +169,9 @@ class PretrainingTrainer:
                 break
             self._eval_step(features, tf.constant(global_batch_size, tf.float32))
             steps += 1
+        if steps == 0:  # batches are full (drop_remainder): metrics of nothing would read 0.0
+            raise ValueError(f"the evaluation data holds fewer examples than one batch of {global_batch_size}: "
+                             "lower --eval_batch_size or give more --eval_input_file data")
         return dict(self.eval_metrics.result(), eval_steps=steps)
 
     def _eval_step_fn(self, features, global_batch_size):
