@@ -132,13 +132,15 @@ def data_files(strategy):
     return train, FLAGS.eval_input_file or heldout
 
 
-def dataset_fn(files, global_batch_size, is_training):
+def dataset_fn(files, global_batch_size, is_training, config):
     """`input_context -> tf.data.Dataset` for `distribute_datasets_from_function`; the files
     are checked here first, so a bad one fails with its flag named, not inside a tf.function."""
     from albert_tf.pretraining_data import pretraining_dataset  # pylint: disable=g-import-not-at-top
 
+    vocab_sizes = {"vocab_size": config.vocab_size, "type_vocab_size": config.type_vocab_size}
     try:
-        pretraining_dataset(files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, global_batch_size)
+        pretraining_dataset(files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, global_batch_size,
+                            **vocab_sizes)
     except ValueError as error:
         raise UsageError(f"--{'input_file' if is_training else 'eval_input_file'}: {error}") from None
 
@@ -146,9 +148,20 @@ def dataset_fn(files, global_batch_size, is_training):
         return pretraining_dataset(
             files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, global_batch_size,
             is_training=is_training, input_context=input_context, seed=FLAGS.seed, validate_files=False,
+            **vocab_sizes,
         )
 
     return make_dataset
+
+
+def data_error(error, files, flag, config):
+    """The UsageError for a data error met inside training or evaluation, naming the file."""
+    from albert_tf.pretraining_data import expand_file_patterns, find_bad_file  # pylint: disable=g-import-not-at-top
+
+    bad = find_bad_file(expand_file_patterns(files), FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+                        config.vocab_size, config.type_vocab_size)
+    where = f"{bad[0]}: {bad[1]}" if bad else (error.message or str(error)).splitlines()[0]
+    return UsageError(f"--{flag}: bad pretraining data ({where}); stopped, nothing saved after it")
 
 
 def main(argv):
@@ -187,7 +200,7 @@ def main(argv):
     trainer = PretrainingTrainer(strategy, config, settings)
     run = PretrainingRun(
         trainer, FLAGS.output_dir,
-        train_dataset_fn=dataset_fn(train_files, FLAGS.train_batch_size, True) if FLAGS.do_train else None,
+        train_dataset_fn=dataset_fn(train_files, FLAGS.train_batch_size, True, config) if FLAGS.do_train else None,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps, keep_checkpoint_max=FLAGS.keep_checkpoint_max,
         iterations_per_loop=FLAGS.iterations_per_loop,
     )
@@ -205,11 +218,14 @@ def main(argv):
         if eval_files == train_files:
             sys.stderr.write("warning: evaluating on the training files (no --eval_input_file)\n")
         summary["eval_files"] = eval_files
-        make_eval_dataset = dataset_fn(eval_files, FLAGS.eval_batch_size, False)
+        make_eval_dataset = dataset_fn(eval_files, FLAGS.eval_batch_size, False, config)
 
         def evaluate():
             dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
-            return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
+            try:
+                return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
+            except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
+                raise data_error(error, eval_files, "eval_input_file", config) from None
 
         if FLAGS.do_train and run.restored_step is None:
             # The starting point, so that the summary shows what training changed on held-out data.
@@ -220,6 +236,8 @@ def main(argv):
         except TrainingDiverged as error:
             sys.stderr.write(f"error: {error}\n")
             sys.exit(1)
+        except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
+            raise data_error(error, train_files, "input_file", config) from None
         summary.update(outcome)
         if outcome["stopped_by"]:
             sys.stderr.write(f"stopped by {outcome['stopped_by']} at step {outcome['step']}; checkpoint saved in "

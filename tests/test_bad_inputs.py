@@ -365,3 +365,92 @@ def test_pretraining_eval_set_smaller_than_a_batch_is_refused_not_scored_zero(tm
     assert_one_line_error(result.returncode, result.stderr, "fewer examples than one batch of 8",
                           "--eval_batch_size")
     assert not os.path.exists(output_dir / "pretraining_summary.json")
+
+
+# --- pretraining data that does not fit the model or is damaged -------------------------------
+
+def _pretraining_records(tmp_path, name="train.tfrecord", count=64, change_last=None, cut=False):
+    """Random records of the test schema; `change_last(example)` edits a copy of the first record,
+    appended at the end; `cut` truncates the file inside its last record."""
+    import tensorflow as tf
+
+    from data_prep.tfrecord import frame_record
+    from pretraining_test_data import write_random_records
+
+    path = write_random_records(str(tmp_path / name), count)
+    if change_last is not None:
+        first = next(iter(tf.data.TFRecordDataset(path))).numpy()
+        example = tf.train.Example.FromString(first)
+        change_last(example.features.feature)
+        with open(path, "ab") as handle:
+            handle.write(frame_record(example.SerializeToString()))
+    if cut:
+        content = open(path, "rb").read()
+        open(path, "wb").write(content[:-40])
+    return path
+
+
+def _set_ints(name, values):
+    def change(features):
+        features[name].int64_list.value[:] = values(list(features[name].int64_list.value))
+    return change
+
+
+def _as_floats(name):
+    def change(features):
+        values = list(features[name].int64_list.value)
+        features[name].ClearField("int64_list")
+        features[name].float_list.value[:] = values
+    return change
+
+
+@pytest.mark.parametrize("change, words", [
+    (_set_ints("input_ids", lambda ids: [99] + ids[1:]), "'input_ids' holds ids in [0, 99], outside the model's [0, 64)"),
+    (_set_ints("segment_ids", lambda ids: [2] + ids[1:]), "'segment_ids' holds ids in [0, 2], outside the model's [0, 2)"),
+    (_as_floats("input_ids"), "'input_ids' is stored as float_list, expected int64_list")])
+def test_first_record_checks_name_the_file_and_feature(tmp_path, change, words):
+    import tensorflow as tf
+
+    from albert_tf.pretraining_data import check_file
+    from data_prep.tfrecord import frame_record
+    from pretraining_test_data import PREDICTIONS, SEQ_LENGTH, VOCAB_SIZE
+
+    source = _pretraining_records(tmp_path, count=1)
+    example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(source))).numpy())
+    change(example.features.feature)
+    path = tmp_path / "bad.tfrecord"
+    path.write_bytes(frame_record(example.SerializeToString()))
+    with pytest.raises(ValueError, match="bad.tfrecord: feature " + __import__("re").escape(words)):
+        check_file(str(path), SEQ_LENGTH, PREDICTIONS, vocab_size=VOCAB_SIZE, type_vocab_size=2)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (dict(change_last=_set_ints("input_ids", lambda ids: ids + [5])), "input_ids"),
+    (dict(change_last=_set_ints("masked_lm_ids", lambda ids: [64] + ids[1:])), "an id is >= 64"),
+    (dict(change_last=_as_floats("segment_ids")), "segment_ids"),
+    (dict(cut=True), "truncated"),
+])
+def test_find_bad_file_names_the_file_whose_later_record_is_bad(tmp_path, damage, words):
+    from albert_tf.pretraining_data import find_bad_file
+    from pretraining_test_data import PREDICTIONS, SEQ_LENGTH, VOCAB_SIZE
+
+    good = _pretraining_records(tmp_path, "a.tfrecord")
+    bad = _pretraining_records(tmp_path, "b.tfrecord", **damage)
+    assert find_bad_file([good], SEQ_LENGTH, PREDICTIONS, VOCAB_SIZE, 2) is None
+    path, message = find_bad_file([good, bad], SEQ_LENGTH, PREDICTIONS, VOCAB_SIZE, 2)
+    assert path == bad and words in message, message
+
+
+@pytest.mark.parametrize("damage, words", [
+    (dict(change_last=_set_ints("input_ids", lambda ids: [64] + ids[1:])), "an id is >= 64"),
+    (dict(cut=True), "truncated")])
+def test_run_pretraining_stops_on_bad_data_naming_the_file_and_saves_nothing(tmp_path, damage, words):
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    # One record in 17 is bad, so the shuffled, repeated stream meets it within a few batches.
+    records = _pretraining_records(tmp_path, "train.tfrecord", count=16, **damage)
+    output_dir = tmp_path / "out"
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=64, iterations_per_loop=8,
+                                             save_checkpoints_steps=1000), timeout=300)
+    assert_one_line_error(result.returncode, result.stderr, "--input_file: bad pretraining data", records, words)
+    assert not any(name.startswith("ckpt") for name in os.listdir(output_dir))
