@@ -18,6 +18,7 @@ from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
 from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, require_positive_finite, run_main
+from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 prefer_onednn()  # before TensorFlow loads
@@ -198,6 +199,7 @@ def main(argv):
         kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()),
     )
     trainer = PretrainingTrainer(strategy, config, settings)
+    remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
     run = PretrainingRun(
         trainer, FLAGS.output_dir,
         train_dataset_fn=dataset_fn(train_files, FLAGS.train_batch_size, True, config) if FLAGS.do_train else None,

@@ -6,6 +6,7 @@ expected, and `run_main` turns it into one line on stderr and exit status 2 (no 
 Library modules never import this one.
 """
 
+import errno
 import math
 import os
 import sys
@@ -52,12 +53,33 @@ def run_main(main, argv=None, help_module=None):
         except (UsageError, ValueError, FileNotFoundError) as error:
             # The library's bad-input errors name the setting (by its flag) and what was expected.
             exit_with_usage_error(error)
+        except Exception as error:  # pylint: disable=broad-except
+            if not is_disk_full(error):
+                raise
+            exit_with_usage_error(disk_full_message(error))
 
     # absl would print its whole usage text for a bad flag; one line names the flag instead.
     try:
         app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
     except UsageError as error:
         exit_with_usage_error(error)
+
+
+_DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(error):
+    """An OSError (or a TensorFlow error, which carries only text) for a full disk or quota."""
+    if isinstance(error, OSError) and error.errno in _DISK_FULL_ERRNOS:
+        return True
+    return any(os.strerror(code) in str(error) for code in _DISK_FULL_ERRNOS)
+
+
+def disk_full_message(error):
+    """"no space left on device writing X": the file when the error names it."""
+    target = getattr(error, "filename", None)
+    detail = f"writing {target}" if target else f"({' '.join(str(error).split())[:300]})"
+    return f"no space left on device {detail}; free some space and run the same command again"
 
 
 def _show_in_help(module):

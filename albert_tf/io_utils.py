@@ -29,7 +29,9 @@ def _is_remote(path):
 
 @contextlib.contextmanager
 def atomic_output(path):
-    """Yields a temporary path to write to; renames it to `path` only if the block succeeds."""
+    """Yields a temporary path to write to (a file or a directory); renames it to `path` only if
+    the block succeeds, and removes it otherwise, so the error that stopped the block is the
+    one that propagates (a full disk stays "No space left on device")."""
     tmp = temporary_name(path)
     remote = _is_remote(path)
     try:
@@ -39,10 +41,21 @@ def atomic_output(path):
         else:
             os.replace(tmp, path)
     finally:
-        if remote and _gfile().exists(tmp):
-            _gfile().remove(tmp)
-        elif not remote and os.path.exists(tmp):
-            os.remove(tmp)
+        _remove_quietly(tmp, remote)
+
+
+def _remove_quietly(path, remote):
+    """Removes a leftover file or directory; a failure to clean up never hides the real error."""
+    with contextlib.suppress(Exception):
+        if remote:
+            if _gfile().isdir(path):
+                _gfile().rmtree(path)
+            elif _gfile().exists(path):
+                _gfile().remove(path)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
 
 
 @contextlib.contextmanager
@@ -79,3 +92,15 @@ def atomic_directory(path):
     finally:
         if os.path.exists(staging):
             shutil.rmtree(staging)
+
+
+def remove_checkpoint_partials(directory):
+    """Removes the `<prefix>_temp/` directories a killed or failed TensorFlow checkpoint save
+    leaves (TF never cleans them); call before training starts, never during a save. Local only."""
+    if _is_remote(directory) or not os.path.isdir(directory):
+        return []
+    partials = sorted(os.path.join(directory, name) for name in os.listdir(directory)
+                      if name.endswith("_temp") and os.path.isdir(os.path.join(directory, name)))
+    for path in partials:
+        shutil.rmtree(path, ignore_errors=True)
+    return partials

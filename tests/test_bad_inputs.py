@@ -454,3 +454,48 @@ def test_run_pretraining_stops_on_bad_data_naming_the_file_and_saves_nothing(tmp
                                              save_checkpoints_steps=1000), timeout=300)
     assert_one_line_error(result.returncode, result.stderr, "--input_file: bad pretraining data", records, words)
     assert not any(name.startswith("ckpt") for name in os.listdir(output_dir))
+
+
+# --- full disk and partial outputs ------------------------------------------------------------
+
+def test_a_failed_directory_output_is_removed_and_its_error_kept(tmp_path):
+    import errno
+
+    from albert_tf.io_utils import atomic_output
+
+    with pytest.raises(OSError) as raised:
+        with atomic_output(str(tmp_path / "1")) as staging:
+            os.makedirs(os.path.join(staging, "variables"))
+            open(os.path.join(staging, "variables", "part"), "w").write("half")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(staging, "variables", "part"))
+    assert raised.value.errno == errno.ENOSPC
+    assert os.listdir(tmp_path) == []  # no hidden partial directory either
+
+
+DISK_FULL_SCRIPT = """
+import errno, os, sys
+from albert_tf.cli import run_main
+def main(argv):
+    if sys.argv[-1] == "tf":
+        import tensorflow as tf
+        raise tf.errors.UnknownError(None, None, "model.ckpt.data-00000-of-00001; No space left on device")
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out/model.ckpt.index")
+run_main(main, argv=sys.argv[:1])
+"""
+
+
+@pytest.mark.parametrize("kind, words", [("os", "no space left on device writing out/model.ckpt.index"),
+                                         ("tf", "no space left on device (model.ckpt.data-00000-of-00001")])
+def test_a_full_disk_is_one_line_and_exit_2(kind, words):
+    code, stderr = run_script("-c", DISK_FULL_SCRIPT, kind)
+    assert_one_line_error(code, stderr, words)
+
+
+def test_killed_checkpoint_saves_leave_no_partials_behind(tmp_path):
+    from albert_tf.io_utils import remove_checkpoint_partials
+
+    (tmp_path / "ckpt-5_temp").mkdir()
+    (tmp_path / "ckpt-5_temp" / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"half")
+    (tmp_path / "ckpt-4.index").write_bytes(b"kept")
+    assert remove_checkpoint_partials(str(tmp_path)) == [str(tmp_path / "ckpt-5_temp")]
+    assert os.listdir(tmp_path) == ["ckpt-4.index"]

@@ -18,7 +18,7 @@ from absl import logging
 
 from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.glue.metrics import task_metrics
-from albert_tf.io_utils import write_json
+from albert_tf.io_utils import remove_checkpoint_partials, write_json
 from albert_tf.optimization import create_optimizer
 from albert_tf.progress import Progress
 
@@ -149,6 +149,7 @@ def fine_tune(task, classifier, optimizer, train_dataset, eval_sets, train_steps
     Returns {"step": best step, "metrics": its dev metrics}; the weights are left at the last step
     (restore `best_checkpoint_prefix(output_dir)` for the best ones).
     """
+    remove_checkpoint_partials(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     model = logits_model(classifier)
     model.compile(optimizer=optimizer, loss=task_loss(task), jit_compile=jit_compile)
     optimizer.build(model.trainable_variables)
