@@ -177,6 +177,8 @@ def main(argv):
 
     from albert_tf import distribute  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
+    from albert_tf.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
+    from albert_tf.resume_check import cannot_resume, check_resumable  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
     if FLAGS.num_cpu_devices > 1:
@@ -200,12 +202,19 @@ def main(argv):
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
-    run = PretrainingRun(
-        trainer, FLAGS.output_dir,
-        train_dataset_fn=dataset_fn(train_files, FLAGS.train_batch_size, True, config) if FLAGS.do_train else None,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps, keep_checkpoint_max=FLAGS.keep_checkpoint_max,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-    )
+    try:
+        check_resumable(worker_output_dir(FLAGS.output_dir, strategy), trainer.model)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    try:
+        run = PretrainingRun(
+            trainer, FLAGS.output_dir,
+            train_dataset_fn=dataset_fn(train_files, FLAGS.train_batch_size, True, config) if FLAGS.do_train else None,
+            save_checkpoints_steps=FLAGS.save_checkpoints_steps, keep_checkpoint_max=FLAGS.keep_checkpoint_max,
+            iterations_per_loop=FLAGS.iterations_per_loop,
+        )
+    except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
+        raise UsageError(cannot_resume(FLAGS.output_dir, error)) from None
     if run.restored_step is None and FLAGS.init_checkpoint:
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 

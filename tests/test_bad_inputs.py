@@ -499,3 +499,76 @@ def test_killed_checkpoint_saves_leave_no_partials_behind(tmp_path):
     (tmp_path / "ckpt-4.index").write_bytes(b"kept")
     assert remove_checkpoint_partials(str(tmp_path)) == [str(tmp_path / "ckpt-5_temp")]
     assert os.listdir(tmp_path) == ["ckpt-4.index"]
+
+
+# --- resuming from an output directory that does not fit ----------------------------------------
+
+@pytest.fixture(scope="module")
+def trained_pretraining_dir(tmp_path_factory):
+    """A run of the test model with checkpoints at steps 2 and 4."""
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    tmp_path = tmp_path_factory.mktemp("resume")
+    output_dir = tmp_path / "out"
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2,
+                                             save_checkpoints_steps=2))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return tmp_path
+
+
+def _garbage_state(output_dir):
+    (output_dir / "checkpoint").write_text("garbage {{ not a CheckpointState")
+
+
+def _truncated_latest(output_dir):
+    import glob
+
+    (data,) = glob.glob(str(output_dir / "ckpt-4.data-*"))
+    content = open(data, "rb").read()
+    open(data, "wb").write(content[: len(content) // 3])
+
+
+def _other_config(output_dir):
+    from pretraining_test_data import TEST_CONFIG
+
+    config_path = output_dir.parent / "other_config.json"
+    config_path.write_text(json.dumps(dict(TEST_CONFIG, hidden_size=32)))
+    return {"albert_config_file": str(config_path)}
+
+
+@pytest.mark.parametrize("damage, words", [
+    (_garbage_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
+    (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact"]),
+    (_other_config, ["ckpt-4, which does not fit this model", "config"])])
+def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretraining_dir, damage, words):
+    import shutil
+
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
+    output_dir = tmp_path / "out"
+    flags = damage(output_dir) or {}
+    before = sorted(os.listdir(output_dir))
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=6, iterations_per_loop=2,
+                                             save_checkpoints_steps=2, **flags), timeout=180)
+    assert_one_line_error(result.returncode, result.stderr, *words)
+    assert sorted(os.listdir(output_dir)) == before
+
+
+def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
+    from albert_tf.glue import training
+    from albert_tf.glue.tasks import get_task
+
+    def tune(task_name, labels):
+        task = get_task(task_name)
+        classifier = _tiny_classifier(task.num_labels)
+        optimizer = training.build_optimizer("adamw", 1e-3, train_steps=2, warmup_steps=0)
+        eval_set = training.EvalSet("", _batches(labels), labels)
+        return training.fine_tune(task, classifier, optimizer, _batches(labels).repeat(), [eval_set],
+                                  train_steps=2, eval_every=2, output_dir=str(tmp_path))
+
+    tune("sts-b", [1.0, 2.0, 3.0, 4.0])
+    before = sorted(os.listdir(tmp_path / "checkpoints"))
+    with pytest.raises(ValueError, match=r"ckpt-2, which does not fit this model \(.*classification_head|output_weights"):
+        tune("mrpc", [0.0, 1.0, 0.0, 1.0])
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == before

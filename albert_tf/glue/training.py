@@ -21,6 +21,7 @@ from albert_tf.glue.metrics import task_metrics
 from albert_tf.io_utils import remove_checkpoint_partials, write_json
 from albert_tf.optimization import create_optimizer
 from albert_tf.progress import Progress
+from albert_tf.resume_check import cannot_resume, check_resumable
 
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
@@ -158,8 +159,12 @@ def fine_tune(task, classifier, optimizer, train_dataset, eval_sets, train_steps
         os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
         max_to_keep=keep_checkpoint_max,
     )
+    check_resumable(manager.directory, classifier)
     if manager.latest_checkpoint:
-        manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+        try:
+            manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+        except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
+            raise ValueError(cannot_resume(manager.directory, error)) from None
         logging.info("resumed from %s", manager.latest_checkpoint)
     done_steps = int(optimizer.iterations.numpy())
     callback = EvaluateAndKeepBest(task, eval_sets, classifier, manager, train_steps, output_dir)

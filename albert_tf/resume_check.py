@@ -1,0 +1,80 @@
+"""Why a training run cannot resume from its output directory, said in one line.
+
+TensorFlow ignores an unreadable `checkpoint` state file (the run would start again from step 0
+and later overwrite it) and fails with a long trace on a checkpoint of another model or a
+truncated one. These checks name what is there, what was expected, and an intact older
+checkpoint when the latest one is damaged.
+"""
+
+import glob
+import os
+
+import tensorflow as tf
+
+
+def check_checkpoint_state(directory, flag="--output_dir"):
+    """Raises ValueError if `directory` holds checkpoints that its `checkpoint` file does not name."""
+    prefixes = checkpoint_prefixes(directory)
+    if prefixes and tf.train.latest_checkpoint(directory) is None:
+        raise ValueError(
+            f"{flag} {directory}: its `checkpoint` state file is missing or unreadable, but it holds "
+            f"{', '.join(os.path.basename(p) for p in prefixes)}; write `model_checkpoint_path: "
+            f"\"{os.path.basename(prefixes[-1])}\"` into {os.path.join(directory, 'checkpoint')} to resume "
+            f"from it, or use another {flag}")
+
+
+def check_resumable(directory, model, flag="--output_dir"):
+    """Raises ValueError unless the latest checkpoint in `directory` (if any) reads in full and
+    holds every variable of `model` with its shape. Restoring does not always say so itself:
+    a Keras variable takes a tensor of another shape without a word."""
+    check_checkpoint_state(directory, flag)
+    latest = tf.train.latest_checkpoint(directory)
+    if latest is None:
+        return
+    if damaged(latest) is not None:
+        raise ValueError(cannot_resume(directory, None, flag))
+    from albert_tf.checkpoint_formats import open_weights  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoint_names import tf1_variables  # pylint: disable=g-import-not-at-top
+
+    shapes = open_weights(latest, model).shapes
+    problems = [f"{name}: {shapes[name]} stored, {list(variable.shape)} expected" if name in shapes
+                else f"{name}: missing" for name, variable in tf1_variables(model).items()
+                if shapes.get(name) != list(variable.shape)]
+    if problems:
+        raise ValueError(cannot_resume(directory, f"{len(problems)} variable(s) differ, e.g. {problems[0]}", flag))
+
+
+def cannot_resume(directory, error, flag="--output_dir"):
+    """The message for a failed restore of the latest checkpoint in `directory`."""
+    latest = tf.train.latest_checkpoint(directory)
+    damage = damaged(latest) if latest else None
+    if damage is None:
+        detail = " ".join(str(error).split())[:300] or type(error).__name__
+        return (f"{flag} {directory} holds {latest}, which does not fit this model ({detail}); use another "
+                f"{flag}, or the config and task it was trained with")
+    older = [prefix for prefix in reversed(checkpoint_prefixes(directory))
+             if prefix != latest and damaged(prefix) is None]
+    offer = (f"the older {older[0]} is intact: delete {latest}.* and run again to resume from it"
+             if older else "no older checkpoint is intact: use another " + flag)
+    return f"{flag}: the latest checkpoint {latest} is damaged ({damage}); {offer}"
+
+
+def damaged(prefix):
+    """None if every tensor of the checkpoint at `prefix` reads, else what went wrong."""
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        for name in reader.get_variable_to_shape_map():
+            reader.get_tensor(name)
+    except (tf.errors.OpError, IndexError, ValueError) as error:
+        return (getattr(error, "message", None) or str(error) or type(error).__name__).splitlines()[0]
+    return None
+
+
+def checkpoint_prefixes(directory):
+    """Checkpoint prefixes (`*.index` less the suffix) in `directory`, oldest step first."""
+    def step(prefix):
+        tail = prefix.rsplit("-", 1)[-1]
+        return int(tail) if tail.isdigit() else -1
+
+    indexes = glob.glob(os.path.join(glob.escape(directory), "*.index"))
+    return sorted((index[: -len(".index")] for index in indexes), key=step)
