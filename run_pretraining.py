@@ -176,6 +176,7 @@ def main(argv):
     from albert_tf.kernels import choose as choose_kernels  # pylint: disable=g-import-not-at-top
 
     from albert_tf import distribute  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
     from albert_tf.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
     from albert_tf.resume_check import cannot_resume, check_resumable  # pylint: disable=g-import-not-at-top
@@ -215,6 +216,8 @@ def main(argv):
         )
     except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
         raise UsageError(cannot_resume(FLAGS.output_dir, error)) from None
+    if FLAGS.do_train and trainer.is_chief:  # steps after the restored checkpoint are redone
+        drop_records_after(FLAGS.output_dir, run.restored_step or 0)
     if run.restored_step is None and FLAGS.init_checkpoint:
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 

@@ -572,3 +572,26 @@ def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"ckpt-2, which does not fit this model \(.*classification_head|output_weights"):
         tune("mrpc", [0.0, 1.0, 0.0, 1.0])
     assert sorted(os.listdir(tmp_path / "checkpoints")) == before
+
+
+def test_resume_drops_metrics_of_rolled_back_steps(tmp_path):
+    import glob
+
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+
+    from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
+    from albert_tf.pretraining.metrics_rollback import drop_records_after
+
+    log = MetricsLog(str(tmp_path))
+    for step in (2, 4, 6, 8):
+        log.write("train", step, {"loss": 1.0 / step})
+    log.close()
+    with open(tmp_path / "metrics.jsonl", "a") as handle:
+        handle.write('{"step": 10, "spl')  # cut by a kill -9
+    assert drop_records_after(str(tmp_path), 4) == 3 + 2
+    assert [record["step"] for record in read_metrics(str(tmp_path))] == [2, 4]
+    (events,) = glob.glob(str(tmp_path / "logs" / "train" / "events.out.tfevents.*"))
+    steps = [event_pb2.Event.FromString(record.numpy()).step for record in tf.data.TFRecordDataset(events)]
+    assert max(steps) == 4 and steps.count(2) == 1 and steps.count(4) == 1
+    assert drop_records_after(str(tmp_path), 4) == 0
