@@ -10,8 +10,10 @@ The original's recipe: `--flagfile=configs/pretraining_paper.flags`. See docs/pr
         --strategy=tpu --tpu_name=my-tpu
 """
 
+import contextlib
 import json
 import os
+import signal
 import sys
 
 from absl import flags
@@ -165,6 +167,24 @@ def data_error(error, files, flag, config):
     return UsageError(f"--{flag}: bad pretraining data ({where}); stopped, nothing saved after it")
 
 
+@contextlib.contextmanager
+def sigterm_stops(what):
+    """SIGTERM ends the process at once while `what` runs (it saves nothing, so nothing is lost):
+    exit 143 with one line, as a stop during training gives."""
+    def stop(signum, frame):
+        del signum, frame
+        sys.stderr.write(f"stopped by SIGTERM during {what}; checkpoints in {FLAGS.output_dir} are complete; "
+                         "run again (--do_train=false to only evaluate)\n")
+        sys.stderr.flush()
+        os._exit(PREEMPTED_EXIT_CODE)  # pylint: disable=protected-access  (no TF teardown mid-op)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     check_flags()
@@ -237,7 +257,8 @@ def main(argv):
         def evaluate():
             dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
             try:
-                return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
+                with sigterm_stops("evaluation"):
+                    return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
             except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
                 raise data_error(error, eval_files, "eval_input_file", config) from None
 

@@ -595,3 +595,37 @@ def test_resume_drops_metrics_of_rolled_back_steps(tmp_path):
     steps = [event_pb2.Event.FromString(record.numpy()).step for record in tf.data.TFRecordDataset(events)]
     assert max(steps) == 4 and steps.count(2) == 1 and steps.count(4) == 1
     assert drop_records_after(str(tmp_path), 4) == 0
+
+
+def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
+    import signal
+    import time
+
+    from pretraining_test_data import script_command, small_run_flags
+
+    output_dir = tmp_path / "out"
+    flags = small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2)
+    long_eval = ",".join([str(tmp_path / "train.tfrecord")] * 400)  # 12,800 batches: minutes
+    flags += ["--do_eval=True", f"--eval_input_file={long_eval}", "--max_eval_steps=100000", "--eval_batch_size=8",
+              "--do_train=True"]
+    process = subprocess.Popen(script_command(flags), cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        metrics = output_dir / "metrics.jsonl"
+        deadline = time.monotonic() + 240
+        while not (metrics.exists() and '"step": 4' in metrics.read_text()) and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read()[-3000:]
+            time.sleep(0.1)
+        time.sleep(1.0)  # inside the final evaluation
+        sent = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 143, stderr[-3000:]
+    assert "stopped by SIGTERM during evaluation" in stderr and "Traceback" not in stderr
+    assert waited < 10  # not the rest of the evaluation
+    assert not (output_dir / "pretraining_summary.json").exists()
