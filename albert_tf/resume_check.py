@@ -33,15 +33,26 @@ def check_resumable(directory, model, flag="--output_dir"):
         return
     if damaged(latest) is not None:
         raise ValueError(cannot_resume(directory, None, flag))
+    problems = mismatches(latest, model)
+    if problems:
+        raise ValueError(cannot_resume(directory, problems, flag))
+
+
+def mismatches(prefix, model):
+    """None if the checkpoint at `prefix` holds every variable of `model` with its shape, else a
+    short description of what differs. Models without TF1 names (SQuAD, RACE) are not compared."""
     from albert_tf.checkpoint_formats import open_weights  # pylint: disable=g-import-not-at-top
     from albert_tf.checkpoint_names import tf1_variables  # pylint: disable=g-import-not-at-top
 
-    shapes = open_weights(latest, model).shapes
+    try:
+        variables = tf1_variables(model)
+    except TypeError:
+        return None
+    shapes = open_weights(prefix, model).shapes
     problems = [f"{name}: {shapes[name]} stored, {list(variable.shape)} expected" if name in shapes
-                else f"{name}: missing" for name, variable in tf1_variables(model).items()
+                else f"{name}: missing" for name, variable in variables.items()
                 if shapes.get(name) != list(variable.shape)]
-    if problems:
-        raise ValueError(cannot_resume(directory, f"{len(problems)} variable(s) differ, e.g. {problems[0]}", flag))
+    return f"{len(problems)} variable(s) differ, e.g. {problems[0]}" if problems else None
 
 
 def cannot_resume(directory, error, flag="--output_dir"):

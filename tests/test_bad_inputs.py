@@ -629,3 +629,19 @@ def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
     assert "stopped by SIGTERM during evaluation" in stderr and "Traceback" not in stderr
     assert waited < 10  # not the rest of the evaluation
     assert not (output_dir / "pretraining_summary.json").exists()
+
+
+def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
+    from albert_tf.glue import training
+    from albert_tf.glue.tasks import get_task
+
+    task = get_task("sts-b")
+    classifier = _tiny_classifier(task.num_labels)
+    labels = [1.0, 2.0, 3.0, 4.0]
+    optimizer = training.build_optimizer("adamw", 1e-3, train_steps=2, warmup_steps=0)
+    training.fine_tune(task, classifier, optimizer, _batches(labels).repeat(),
+                       [training.EvalSet("", _batches(labels), labels)], train_steps=2, eval_every=2,
+                       output_dir=str(tmp_path))
+    with pytest.raises(ValueError, match=r"best model .* does not fit this task and config \(2 variable\(s\) differ"):
+        training.restore_best(_tiny_classifier(3), str(tmp_path))
+    training.restore_best(_tiny_classifier(1), str(tmp_path))

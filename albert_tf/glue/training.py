@@ -21,7 +21,7 @@ from albert_tf.glue.metrics import task_metrics
 from albert_tf.io_utils import remove_checkpoint_partials, write_json
 from albert_tf.optimization import create_optimizer
 from albert_tf.progress import Progress
-from albert_tf.resume_check import cannot_resume, check_resumable
+from albert_tf.resume_check import cannot_resume, check_resumable, mismatches
 
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
@@ -181,7 +181,13 @@ def fine_tune(task, classifier, optimizer, train_dataset, eval_sets, train_steps
 
 
 def restore_best(classifier, output_dir):
-    tf.train.Checkpoint(model=classifier).read(best_checkpoint_prefix(output_dir)).expect_partial()
+    prefix = best_checkpoint_prefix(output_dir)
+    problems = mismatches(prefix, classifier)
+    if problems:
+        raise ValueError(f"--output_dir {output_dir}: its best model {prefix} does not fit this task and "
+                         f"config ({problems}); use the --task_name and --albert_config_file it was trained "
+                         "with, or another --output_dir")
+    tf.train.Checkpoint(model=classifier).read(prefix).expect_partial()
 
 
 def summarize_seeds(task, records):
