@@ -92,6 +92,8 @@ def check_flags():
             f"--max_predictions_per_seq ({FLAGS.max_predictions_per_seq}) must be <= --max_seq_length ({FLAGS.max_seq_length})")
     require(FLAGS.train_batch_size % FLAGS.grad_accum_steps == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of --grad_accum_steps ({FLAGS.grad_accum_steps})")
+    require(not os.path.isdir(FLAGS.albert_config_file),
+            f"--albert_config_file: {FLAGS.albert_config_file} is a directory; expected a config JSON file")
     require(os.path.isfile(FLAGS.albert_config_file), f"--albert_config_file: {FLAGS.albert_config_file} does not exist; expected a config JSON such as configs/albert_base.json")
     if FLAGS.init_checkpoint:
         require(FLAGS.init_checkpoint.startswith(("gs://", "s3://", "hdfs://")) or os.path.exists(FLAGS.init_checkpoint)
