@@ -599,6 +599,7 @@ def test_resume_drops_metrics_of_rolled_back_steps(tmp_path):
     assert drop_records_after(str(tmp_path), 4) == 0
 
 
+@pytest.mark.slow
 def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
     import signal
     import time
