@@ -24,10 +24,10 @@ from absl import flags, logging
 
 from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune
+from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
-from albert_tf.glue.training import build_optimizer, read_best_metrics, restore_best
+from albert_tf.glue.training import build_optimizer
 from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
 from albert_tf.models.question_answering_heads import END_N_TOP, START_N_TOP
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering

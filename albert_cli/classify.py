@@ -25,6 +25,7 @@ from albert_tf import AlbertClassifier
 from albert_tf.cli import UsageError, load_init_checkpoint, require, run_main
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.glue import features as glue_features
+from albert_tf import evaluated_training
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
 from albert_tf.glue.metrics import majority_baseline
@@ -151,14 +152,14 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
 
 def trained_classifier(task, config, strategy, output_dir):
     """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
-    fine_tuned = training.read_best_metrics(output_dir) is not None
+    fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
     require(fine_tuned or FLAGS.init_checkpoint,
             f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
             "--init_checkpoint was given")
     # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
     classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
     if fine_tuned:
-        training.restore_best(classifier, output_dir)
+        evaluated_training.restore_best(classifier, output_dir)
     return classifier
 
 
