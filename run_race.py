@@ -8,7 +8,7 @@
 --data_dir holds RACE/{train,dev,test}/{middle,high}/ as the official download unpacks (one
 JSON passage per .txt file, or the original's all.txt with one passage per line). Training
 evaluates dev accuracy every --save_checkpoints_steps and keeps the best checkpoint
-(<output_dir>/best). See docs/question_answering.md.
+(<output_dir>/best). See docs/squad_race.md.
 """
 
 import os

@@ -9,7 +9,7 @@ run_squad_v1.py and run_squad_v2.py, one script: `--version_2_with_negative` sel
 Training evaluates on --predict_file every --save_checkpoints_steps and keeps the best
 checkpoint by F1 (<output_dir>/best). --do_predict writes predictions.json,
 nbest_predictions.json, null_odds.json (v2.0) and, when the file has gold answers, the official
-metrics in eval_results.json. See docs/question_answering.md.
+metrics in eval_results.json. See docs/squad_race.md.
 """
 
 import os
