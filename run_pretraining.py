@@ -34,8 +34,8 @@ flags.DEFINE_string("input_file", None, "Training TFRecords: comma-separated pat
 flags.DEFINE_string("output_dir", "output/pretraining", "Checkpoints, TensorBoard logs, metrics.jsonl, summary. Original: required.")
 flags.DEFINE_string("init_checkpoint", None, "Start from this checkpoint: an original TF1 one or ours (weights only).")
 flags.DEFINE_bool("init_checkpoint_strict", True, "Every model variable must be in --init_checkpoint and every weight there used.")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the TFRecords. Original: 512.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence in the TFRecords. Original: 20.")
+flags.DEFINE_integer("max_seq_length", 64, "Sequence length of the TFRecords. Original: 512.")
+flags.DEFINE_integer("max_predictions_per_seq", 10, "Masked positions per sequence in the TFRecords. Original: 20.")
 flags.DEFINE_bool("do_train", True, "Train. Original: True.")
 flags.DEFINE_bool("do_eval", True, "Evaluate after training (on --eval_input_file). Original: False.")
 flags.DEFINE_integer("train_batch_size", 32, "GLOBAL batch (all replicas, all accumulation steps). Original: 4096.")
@@ -43,10 +43,10 @@ flags.DEFINE_integer("eval_batch_size", 32, "Global evaluation batch. Original: 
 flags.DEFINE_enum("optimizer", "lamb", OPTIMIZERS, "Original: lamb.")
 flags.DEFINE_float("learning_rate", 0.01, "Peak learning rate. Original: 0.00176 (for batch 4096).")
 flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay. Original: 1.0.")
-flags.DEFINE_integer("num_train_steps", 300, "Optimizer steps. Original: 125000.")
-flags.DEFINE_integer("num_warmup_steps", 30, "Linear warmup steps. Original: 3125.")
+flags.DEFINE_integer("num_train_steps", 1200, "Optimizer steps. Original: 125000.")
+flags.DEFINE_integer("num_warmup_steps", 100, "Linear warmup steps. Original: 3125.")
 flags.DEFINE_integer("start_warmup_step", 0, "Step at which warmup starts. Original: 0.")
-flags.DEFINE_integer("save_checkpoints_steps", 100, "Checkpoint every this many steps (at loop ends). Original: 5000.")
+flags.DEFINE_integer("save_checkpoints_steps", 200, "Checkpoint every this many steps (at loop ends). Original: 5000.")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept. Original: 5.")
 flags.DEFINE_integer("iterations_per_loop", 20, "Steps per tf.function call; also how often metrics are logged and SIGTERM is noticed. Original: 1000.")
 flags.DEFINE_integer("max_eval_steps", 100, "At most this many evaluation batches. Original: 100.")
@@ -65,7 +65,7 @@ flags.DEFINE_enum("mixed_precision", "float32", PRECISIONS, "Compute dtype polic
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.")
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
-flags.DEFINE_integer("bundled_dupe_factor", 5, "dupe_factor for the data built from the bundled corpus (no --input_file).")
+flags.DEFINE_integer("bundled_dupe_factor", 3, "dupe_factor for the data built from the bundled corpus (no --input_file).")
 
 FLAGS = flags.FLAGS
 

@@ -13,7 +13,7 @@ import tensorflow as tf
 from albert_tf.io_utils import atomic_open
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUNDLED_CORPUS = os.path.join(REPO_ROOT, "data", "corpus", "sample.txt")
+BUNDLED_CORPUS = os.path.join(REPO_ROOT, "data", "corpus", "pretraining_sample.txt")
 BUNDLED_SPM_MODEL = os.path.join(REPO_ROOT, "data", "albert_spm", "30k-clean.model")
 
 
