@@ -43,7 +43,7 @@ flags.DEFINE_integer("eval_batch_size", 32, "Global evaluation batch. Original: 
 flags.DEFINE_enum("optimizer", "lamb", OPTIMIZERS, "Original: lamb.")
 flags.DEFINE_float("learning_rate", 0.01, "Peak learning rate. Original: 0.00176 (for batch 4096).")
 flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay. Original: 1.0.")
-flags.DEFINE_integer("num_train_steps", 1200, "Optimizer steps. Original: 125000.")
+flags.DEFINE_integer("num_train_steps", 1000, "Optimizer steps. Original: 125000.")
 flags.DEFINE_integer("num_warmup_steps", 100, "Linear warmup steps. Original: 3125.")
 flags.DEFINE_integer("start_warmup_step", 0, "Step at which warmup starts. Original: 0.")
 flags.DEFINE_integer("save_checkpoints_steps", 200, "Checkpoint every this many steps (at loop ends). Original: 5000.")
