@@ -403,9 +403,11 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
     config = AlbertConfig.from_json_file(pretraining_output.config_file)
     expected_shapes = {"sequence_output": [2, 32, config.hidden_size], "pooled_output": [2, config.hidden_size],
                        "default": [2, config.hidden_size]}
+    assert {name: value.shape.as_list() for name, value in outputs.items()} == expected_shapes
     expected_shapes.update({f"encoder_outputs_{i}": [2, 32, config.hidden_size]
                             for i in range(config.num_hidden_layers)})
-    assert {name: value.shape.as_list() for name, value in outputs.items()} == expected_shapes
+    every_layer = encoder.signatures["serve_encoder_outputs"](**inputs)
+    assert {name: value.shape.as_list() for name, value in every_layer.items()} == expected_shapes
     # The exported encoder is the pretrained one, not a fresh initialisation.
     reference = AlbertClassifier(config, num_labels=2)
     initialize_from_checkpoint(reference, pretraining_output.output_dir)
