@@ -16,6 +16,7 @@ prefer_onednn()  # before TensorFlow loads
 from albert_tf import AlbertClassifier, AlbertConfig
 from albert_tf.cli import UsageError, require, run_main
 from albert_tf.glue.initialization import initialize_from_checkpoint
+from albert_tf.kernels import EXPORT_KERNEL_SETS
 from albert_tf.serving.encoder_export import export_encoder
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -27,6 +28,8 @@ flags.DEFINE_string("spm_model_file", "data/albert_spm/30k-clean.model", "Senten
 flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
 flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing model's __call__.")
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
+flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
+                  "Kernel set the encoder is traced with (plain TF ops only; docs/serving.md).")
 
 
 def main(argv):
@@ -51,7 +54,8 @@ def main(argv):
     model = AlbertClassifier(config, num_labels=2)
     initialize_from_checkpoint(model, FLAGS.init_checkpoint)
     paths = export_encoder(model.albert, FLAGS.spm_model_file, FLAGS.export_dir,
-                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length)
+                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
+                           kernels=FLAGS.export_kernels)
     logging.info("exported %s and %s", *paths)
 
 

@@ -32,7 +32,7 @@ from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import atomic_open
-from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
 from albert_tf.tokenization import AlbertTokenizer
@@ -62,6 +62,8 @@ flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint ev
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).")
 flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
+flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
+                  "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.")
@@ -212,7 +214,8 @@ def export(task, classifier, config):
         exported.set_weights(classifier.get_weights())
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
-                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length)
+                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+                             kernels=FLAGS.export_kernels)
     logging.info("exported the serving SavedModel to %s", path)
 
 

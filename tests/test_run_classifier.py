@@ -387,7 +387,8 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
 
     export_dir = str(tmp_path / "hub")
     result = run_export_encoder(f"--init_checkpoint={pretraining_output.output_dir}", f"--export_dir={export_dir}",
-                                f"--albert_config_file={pretraining_output.config_file}", "--seq_length=32")
+                                f"--albert_config_file={pretraining_output.config_file}", "--seq_length=32",
+                                "--export_kernels=cpu_serving")
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(export_dir)) == ["encoder", "preprocessing"]
     (version,) = os.listdir(os.path.join(export_dir, "encoder"))
@@ -395,6 +396,7 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
 
     preprocessing = tf.saved_model.load(os.path.join(export_dir, "preprocessing", version))
     encoder = tf.saved_model.load(os.path.join(export_dir, "encoder", version))
+    assert encoder.export_kernels.numpy() == b"cpu_serving"
     texts = tf.constant(["The quick brown fox.", "hello"])
     inputs = preprocessing.signatures["serving_default"](texts)
     assert {name: (value.dtype, value.shape.as_list()) for name, value in inputs.items()} == {
