@@ -10,6 +10,7 @@ quantized with `onnxruntime.quantization.quantize_dynamic`. Cases, in interleave
 shape:
 
 - `export_<kernels>`: the export's `serve_token_ids` signature (ids in, as ORT takes them);
+  `_bf16` (with `--bf16`): the same model exported under the mixed_bfloat16 policy;
 - `export_<kernels>_text`: its `serving_default` on raw text (tokenized in the graph);
 - `in_process`: the classifier with the "cpu_inference" kernels in a `tf.function`;
 - `ort_fp32`, `ort_int8`: ONNX Runtime on the same ids;
@@ -61,15 +62,18 @@ def ids_batch(batch, seq, vocab, seed=0):
             "input_type_ids": np.zeros((batch, seq), np.int32)}
 
 
-def build_exports(tf, classifier, kernel_sets, workdir):
+def build_exports(tf, models, kernel_sets, workdir):
+    """{name: loaded SavedModel} for every (dtype name, model) in `models` and every kernel set."""
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
 
     loaded = {}
-    for kernels in kernel_sets:
-        path = export_classifier(classifier, get_task("sst-2"), SPM_MODEL, os.path.join(workdir, kernels),
-                                 max_seq_length=512, version=1, kernels=kernels)
-        loaded[kernels] = tf.saved_model.load(path)
+    for suffix, model in models.items():
+        for kernels in kernel_sets:
+            name = kernels + suffix
+            path = export_classifier(model, get_task("sst-2"), SPM_MODEL, os.path.join(workdir, name),
+                                     max_seq_length=512, version=1, kernels=kernels)
+            loaded[name] = tf.saved_model.load(path)
     return loaded
 
 
@@ -121,7 +125,11 @@ def main():
     parser.add_argument("--no_onnx", action="store_true", help="TensorFlow cases only")
     parser.add_argument("--no_text", action="store_true", help="token-id cases only")
     parser.add_argument("--no_int8", action="store_true")
+    parser.add_argument("--bf16", action="store_true",
+                        help="also export a mixed_bfloat16 copy (for CPUs with AVX-512 BF16 / AMX)")
+    parser.add_argument("--no_float32_exports", action="store_true", help="only the --bf16 exports")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # results as they come, in a log too
 
     import tensorflow as tf
 
@@ -137,7 +145,11 @@ def main():
     in_process = with_kernels(classifier, "cpu_inference")
     direct = tf.function(lambda inputs: in_process(inputs, training=False)["logits"])
     workdir = tempfile.mkdtemp(prefix="bench_serving_")
-    exports = build_exports(tf, classifier, args.export_kernels.split(","), workdir)
+    models = {} if args.no_float32_exports else {"": classifier}
+    if args.bf16:
+        models["_bf16"] = AlbertClassifier(config, num_labels=2, dtype="mixed_bfloat16")
+        models["_bf16"].set_weights(classifier.get_weights())
+    exports = build_exports(tf, models, args.export_kernels.split(","), workdir)
     sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8)
     our_tokenizer = AlbertTokenizer(SPM_MODEL)
 
