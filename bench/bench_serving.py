@@ -77,7 +77,7 @@ def build_exports(tf, models, kernel_sets, workdir):
     return loaded
 
 
-def build_onnx(classifier, workdir, int8):
+def build_onnx(classifier, workdir, int8, spinning):
     """ORT sessions (fp32 transformer-optimized; int8 dynamic) of HF's model with our weights."""
     import onnxruntime as ort
     import torch
@@ -100,7 +100,11 @@ def build_onnx(classifier, workdir, int8):
     optimized = os.path.join(workdir, "albert_opt.onnx")
     optimizer.optimize_model(raw, model_type="bert", num_heads=config.num_attention_heads,
                              hidden_size=config.hidden_size).save_model_to_file(optimized)
-    sessions = {"ort_fp32": ort.InferenceSession(optimized, providers=["CPUExecutionProvider"])}
+    options = ort.SessionOptions()
+    if not spinning:  # idle worker threads sleep instead of spinning: on a shared CPU, spinning
+        # threads take the cores that the busy ones need
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    sessions = {"ort_fp32": ort.InferenceSession(optimized, options, providers=["CPUExecutionProvider"])}
     if int8:
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -109,7 +113,7 @@ def build_onnx(classifier, workdir, int8):
         # The fused ops have no shape inference; their outputs are float32.
         quantize_dynamic(optimized, quantized, weight_type=QuantType.QInt8,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        sessions["ort_int8"] = ort.InferenceSession(quantized, providers=["CPUExecutionProvider"])
+        sessions["ort_int8"] = ort.InferenceSession(quantized, options, providers=["CPUExecutionProvider"])
     # The slow (SentencePiece) tokenizer: converting to the fast one needs a protobuf runtime
     # newer than this environment's.
     tokenizer = transformers.AlbertTokenizer.from_pretrained(hf_dir)
@@ -124,6 +128,10 @@ def main():
     parser.add_argument("--export_kernels", default="reference,cpu_serving")
     parser.add_argument("--no_onnx", action="store_true", help="TensorFlow cases only")
     parser.add_argument("--no_text", action="store_true", help="token-id cases only")
+    parser.add_argument("--text_max_batch", type=int, default=1, help="raw-text cases up to this batch size")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls of each case per shape")
+    parser.add_argument("--ort_spinning", action="store_true",
+                        help="ONNX Runtime's default of spinning idle threads (off: they sleep)")
     parser.add_argument("--no_int8", action="store_true")
     parser.add_argument("--bf16", action="store_true",
                         help="also export a mixed_bfloat16 copy (for CPUs with AVX-512 BF16 / AMX)")
@@ -150,7 +158,7 @@ def main():
         models["_bf16"] = AlbertClassifier(config, num_labels=2, dtype="mixed_bfloat16")
         models["_bf16"].set_weights(classifier.get_weights())
     exports = build_exports(tf, models, args.export_kernels.split(","), workdir)
-    sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8)
+    sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8, args.ort_spinning)
     our_tokenizer = AlbertTokenizer(SPM_MODEL)
 
     for batch, seq in parse_shapes(args.shapes):
@@ -160,17 +168,18 @@ def main():
                    "attention_mask": ids["input_mask"].astype(np.int64),
                    "token_type_ids": ids["input_type_ids"].astype(np.int64)}
         texts = [sentence_of(our_tokenizer, seq - 2)] * batch
+        text = not args.no_text and batch <= args.text_max_batch
         cases = {"in_process": lambda: direct(tf_ids).numpy()}
         for kernels, loaded in exports.items():
             signature = loaded.signatures["serve_token_ids"]
             cases[f"export_{kernels}"] = lambda s=signature: s(**tf_ids)["logits"].numpy()
-            if not args.no_text:
+            if text:
                 text_signature = loaded.signatures["serving_default"]
                 cases[f"export_{kernels}_text"] = (
                     lambda s=text_signature: s(sentence=tf.constant(texts))["logits"].numpy())
         for name, session in sessions.items():
             cases[name] = lambda s=session: s.run(["logits"], ort_ids)[0]
-        if sessions and not args.no_text:
+        if sessions and text:
             def ort_text(session=sessions["ort_fp32"]):
                 encoded = hf_tokenizer(texts, padding=True, truncation=True, max_length=512, return_tensors="np")
                 return session.run(["logits"], {k: encoded[k].astype(np.int64) for k in ort_ids})[0]
@@ -180,7 +189,7 @@ def main():
         for name, case in cases.items():
             if not name.endswith("_text"):
                 print(f"  {batch}x{seq} {name}: max |logits - in_process| = {np.abs(case() - reference).max():.2e}")
-        wall, cpu = interleaved_medians(cases, args.rounds, warmup=2)
+        wall, cpu = interleaved_medians(cases, args.rounds, warmup=args.warmup)
         print(f"batch {batch} x {seq} tokens, {args.rounds} rounds, load {load_average()}")
         base = median(wall["ort_fp32"]) if "ort_fp32" in wall else None
         for name in cases:
