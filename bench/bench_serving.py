@@ -19,8 +19,10 @@ shape:
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
 Before timing, every case's logits are compared with the in-process model's (max |difference|).
 
-    python bench/bench_serving.py                                  # albert-base, 3 rounds
+    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/benchmarks.md's table
     python bench/bench_serving.py --config configs/albert_tiny.json --rounds 5 --shapes 1x16
+
+Needs onnxruntime and onnx (requirements-dev.txt); `--no_onnx` times the TensorFlow cases only.
 """
 
 import argparse
