@@ -15,8 +15,8 @@ TensorFlow ops only) is recorded as the string variable `export_kernels`.
 
 import tensorflow as tf
 
-from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
