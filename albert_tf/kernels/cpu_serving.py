@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from albert_tf.kernels.cpu import CpuKernels
 from albert_tf.kernels.cpu_inference import CpuInferenceKernels
+from albert_tf.kernels.weight_casts import WeightCasts
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.reference_kernels import ReferenceKernels
 
@@ -23,8 +24,32 @@ def _tanh_gelu(x):
     return tf.nn.gelu(x, approximate=True)
 
 
+class ReadOnceWeightCasts(WeightCasts):
+    """`WeightCasts` that hands every use in a pass the same tensor, without reading the
+    variables again: ALBERT's shared block would otherwise read each weight once per layer,
+    one kernel call each. Only for graphs that take no gradient (`derived`'s reuse is what
+    routes the gradient of each use)."""
+
+    def __init__(self):
+        super().__init__()
+        self._made = {}
+
+    def joined(self, variables, dtype):
+        return self._once(("joined", dtype), variables, lambda: super(ReadOnceWeightCasts, self).joined(variables, dtype))
+
+    def derived(self, key, variables, make):
+        return self._once(key, variables, lambda: super(ReadOnceWeightCasts, self).derived(key, variables, make))
+
+    def _once(self, key, variables, make):
+        key = (key, tuple(id(variable) for variable in variables))
+        if key not in self._made:
+            self._made[key] = (variables, make())  # the variables kept alive, so ids stay unique
+        return self._made[key][1]
+
+
 class CpuServingKernels(CpuInferenceKernels):
     name = "cpu_serving"
+    weight_casts_type = ReadOnceWeightCasts
 
     def activation(self, name):
         return _tanh_gelu if name == "gelu" else get_activation(name)
