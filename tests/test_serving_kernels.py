@@ -144,3 +144,14 @@ def test_cpu_serving_exports_serve_the_reference_predictions_in_a_fresh_process(
         np.testing.assert_allclose(result["encoder"][key], expected[key], atol=1e-5, err_msg=key)
     assert result["every_layer"] == sorted(["default", "pooled_output", "sequence_output"]
                                            + [f"encoder_outputs_{i}" for i in range(config.num_hidden_layers)])
+
+
+def test_cpu_serving_reads_the_shared_weights_once_per_pass():
+    def reads(num_layers):
+        config = tiny(num_hidden_layers=num_layers)
+        model = AlbertModel(config, kernels="cpu_serving")
+        inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
+        return executed_op_types(tf.function(lambda batch: model(batch)["sequence_output"]), inputs)["ReadVariableOp"]
+
+    # A layer more adds only its two LayerNorms' gamma and beta (Keras reads them at each call).
+    assert reads(4) - reads(2) == 2 * 4
