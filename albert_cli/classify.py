@@ -33,7 +33,7 @@ from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
-from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
 
@@ -62,6 +62,8 @@ flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).", lower_bound=1)
 flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
+flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
+                  "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
@@ -188,7 +190,8 @@ def export(task, classifier, config):
         exported.set_weights(classifier.get_weights())
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
-                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length)
+                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+                             kernels=FLAGS.export_kernels)
     logging.info("exported the serving SavedModel to %s", path)
 
 
