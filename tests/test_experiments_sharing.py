@@ -8,6 +8,7 @@ from tests.experiments_test_data import png_size, tiny_setup
 
 def _check_outputs(setup, results, num_variants):
     assert len(results["variants"]) == num_variants
+    assert 0.5 <= results["finetune_majority_accuracy"] <= 1.0
     for row in results["variants"]:
         assert 0.0 <= row["heldout_masked_lm_accuracy"] <= 1.0
         assert 0.0 <= row["dev_score"] <= 1.0

@@ -45,7 +45,11 @@ def test_sop_vs_nsp_end_to_end(tmp_path):
     setup = tiny_setup(tmp_path)
     results = sop_vs_nsp.run(setup, log=lambda message: None)
     rows = {row["variant"]: row for row in results["variants"]}
-    assert set(rows) == {"sop", "nsp"}
+    assert set(rows) == {"sop", "nsp", "always the commoner label"}
+    for task in ("sop", "nsp"):
+        assert 0.5 <= results["majority_accuracy"][task] <= 1.0
+        assert rows["always the commoner label"][f"{task}_accuracy"] == results["majority_accuracy"][task]
+    del rows["always the commoner label"]
     for row in rows.values():
         for key in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", "dev_score"):
             assert 0.0 <= row[key] <= 1.0, (key, row[key])

@@ -3,6 +3,7 @@ held-out MLM and sentence order, a downstream task, parameter counts; one table 
 
 from albert_tf.experiments import report
 from albert_tf.experiments.data import pretraining_files
+from albert_tf.experiments.finetune import majority_dev_accuracy
 from albert_tf.experiments.variants import train_and_score
 
 COLUMNS = [("variant", "variant"), ("parameters", "parameters"), ("paper_parameters", "paper parameters"),
@@ -19,7 +20,8 @@ def run_variants(setup, experiment, variants, paper, log):
         row["dev_score"] = row[f"{setup.finetune_task}_dev_accuracy"]
         row["paper_parameters"], row["paper_average"] = paper.get(name, (None, None))
         rows.append(row)
-    return {"experiment": experiment, "setup": vars(setup), "finetune_task": setup.finetune_task, "variants": rows}
+    return {"experiment": experiment, "setup": vars(setup), "finetune_task": setup.finetune_task, "variants": rows,
+            "finetune_majority_accuracy": majority_dev_accuracy(setup)}
 
 
 def write(setup, title, results, notes=""):
@@ -31,5 +33,7 @@ def write(setup, title, results, notes=""):
         for row in rows:
             axes.annotate(row["variant"], (row["parameters"] / 1e6, row[key]), fontsize=8)
         axes.set(xlabel="parameters (millions)", ylabel=label)
+    notes += (f"{setup.finetune_task} dev accuracy of always answering the commoner class: "
+              f"{results['finetune_majority_accuracy']:.4f}.\n")
     report.write_outputs(setup.output_dir, title, results, report.markdown_table(COLUMNS, rows), figure, notes)
     return results

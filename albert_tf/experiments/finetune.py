@@ -5,6 +5,7 @@ import keras
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
+from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.tasks import get_task
 from albert_tf.models import AlbertClassifier, AlbertModel
 from albert_tf.tokenization import AlbertTokenizer
@@ -40,3 +41,11 @@ def fine_tune_and_score(backbone, setup):
     model.fit(train, epochs=1, steps_per_epoch=setup.finetune_steps, verbose=0)
     dev = glue_features.make_dataset(task, dev_path, setup.finetune_batch_size, setup.finetune_max_seq_length)
     return training.evaluate(task, model, [training.EvalSet("", dev, dev_labels)])
+
+
+def majority_dev_accuracy(setup):
+    """Dev accuracy of always answering the training split's commoner class: the floor to beat."""
+    task = get_task(setup.finetune_task)
+    _, train_labels = split_data(task, "train", setup)
+    _, dev_labels = split_data(task, "dev", setup)
+    return majority_baseline(task, train_labels, dev_labels)["accuracy"]

@@ -9,6 +9,7 @@ pretraining checkpoint instead (a released TF1 one or run_pretraining.py output)
 
 import numpy as np
 import tensorflow as tf
+from matplotlib.ticker import MaxNLocator
 
 from albert_tf.experiments import report
 from albert_tf.experiments.data import pretraining_files
@@ -103,6 +104,8 @@ def write(setup, results):
     l2_axes.set(xlabel="layer", ylabel="L2 distance (input, output)", title="L2 distance")
     cos_axes.set(xlabel="layer", ylabel="cosine similarity", title="cosine similarity")
     l2_axes.legend()
+    for axes in (l2_axes, cos_axes):
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     notes = "".join(f"- {name}: {values['parameters']:,} parameters, L2 roughness "
                     f"{values['l2_roughness']:.4f}\n" for name, values in variants.items())
     report.write_outputs(setup.output_dir, TITLE, results, report.markdown_table(columns, rows), figure, notes)

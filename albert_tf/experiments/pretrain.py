@@ -3,6 +3,7 @@
 import time
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from albert_tf.distribute import get_strategy
@@ -50,3 +51,14 @@ def heldout_metrics(trainer, heldout_file, setup):
     dataset = pretraining_dataset(heldout_file, setup.max_seq_length, setup.max_predictions_per_seq,
                                   setup.train_batch_size, is_training=False)
     return trainer.evaluate(dataset, setup.eval_batches, setup.train_batch_size)
+
+
+def majority_accuracy(heldout_file, setup):
+    """The sentence-pair accuracy of always answering the commoner label, on the batches that
+    `heldout_metrics` reads: the real chance level (SOP data holds more 1s than 0s, since a
+    one-line chunk gets a random-document segment labelled 1, as in the original)."""
+    dataset = pretraining_dataset(heldout_file, setup.max_seq_length, setup.max_predictions_per_seq,
+                                  setup.train_batch_size, is_training=False)
+    labels = [batch["next_sentence_labels"].numpy() for batch in dataset.take(setup.eval_batches)]
+    share_of_ones = float(np.concatenate(labels).mean())
+    return max(share_of_ones, 1.0 - share_of_ones)

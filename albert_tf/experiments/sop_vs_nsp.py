@@ -9,6 +9,8 @@ SOP model solves NSP reasonably (78.9%), and SOP helps the multi-sentence tasks.
 
 from albert_tf.experiments import report
 from albert_tf.experiments.data import SENTENCE_TASKS, pretraining_files
+from albert_tf.experiments.finetune import majority_dev_accuracy
+from albert_tf.experiments.pretrain import majority_accuracy
 from albert_tf.experiments.variants import train_and_score
 
 TITLE = "Sentence-order vs next-sentence prediction (paper Table 5)"
@@ -32,28 +34,35 @@ def run(setup, log=print):
             **{f"paper_{key}": value for key, value in PAPER[task].items()},
         )
         rows.append(row)
+    majority = {task: majority_accuracy(files[task][1], setup) for task in SENTENCE_TASKS}
+    rows.append({"variant": "always the commoner label", "nsp_accuracy": majority["nsp"],
+                 "sop_accuracy": majority["sop"], "dev_score": majority_dev_accuracy(setup)})
     results = {"experiment": "sop_vs_nsp", "setup": vars(setup), "finetune_task": setup.finetune_task,
-               "variants": rows}
+               "variants": rows, "majority_accuracy": majority}
     return write(setup, results)
 
 
 def write(setup, results):
     rows = results["variants"]
+    trained = [row for row in rows if "mlm_accuracy" in row]
     columns = [("variant", "pretrained with"), ("mlm_accuracy", "held-out MLM"), ("nsp_accuracy", "held-out NSP"),
                ("sop_accuracy", "held-out SOP"), ("dev_score", f"{setup.finetune_task} dev acc"),
                ("paper_mlm", "paper MLM"), ("paper_nsp", "paper NSP"), ("paper_sop", "paper SOP"),
                ("paper_average", "paper avg")]
     figure, (axes,) = report.new_figure(1)
     metrics = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", "dev_score")
-    width = 0.8 / len(rows)
-    for index, row in enumerate(rows):
+    width = 0.8 / len(trained)
+    for index, row in enumerate(trained):
         axes.bar([position + index * width for position in range(len(metrics))],
                  [row[metric] for metric in metrics], width, label=f"pretrained with {row['variant'].upper()}")
-    axes.axhline(0.5, color="grey", linestyle=":", linewidth=1)
-    axes.set_xticks([position + width * (len(rows) - 1) / 2 for position in range(len(metrics))],
+    for position, task in ((1, "nsp"), (2, "sop")):
+        level = results["majority_accuracy"][task]
+        axes.hlines(level, position - width / 2, position + width * (len(trained) - 0.5), color="grey", linestyle=":", linewidth=1.5)
+    axes.set_xticks([position + width * (len(trained) - 1) / 2 for position in range(len(metrics))],
                     ["held-out MLM", "held-out NSP", "held-out SOP", f"{setup.finetune_task} dev"])
     axes.set(ylabel="accuracy", ylim=(0, 1))
     axes.legend()
-    notes = "Chance level for NSP and SOP is 0.5 (dotted).\n"
+    notes = ("Dotted (figure) and last row (table): the accuracy of always answering the commoner "
+             "label, the real chance level of each held-out file.\n")
     report.write_outputs(setup.output_dir, TITLE, results, report.markdown_table(columns, rows), figure, notes)
     return results
