@@ -12,9 +12,9 @@ EMBEDDING_SIZES = (64, 128, 256)
 SHARING = {"all-shared": "all", "not-shared": "none"}
 # ALBERT-base: (parameters, average of SQuAD1.1, SQuAD2.0, MNLI, SST-2, RACE); E=H is 768 there.
 PAPER = {
-    "not-shared E=64": ("87M", 81.3), "not-shared E=128": ("89M", 81.7), "not-shared E=256": ("93M", 81.8),
-    "not-shared E=H": ("108M", 82.3), "all-shared E=64": ("10M", 79.0), "all-shared E=128": ("12M", 80.1),
-    "all-shared E=256": ("16M", 79.6), "all-shared E=H": ("31M", 79.8),
+    "not-shared E=64": ("87M", "81.3"), "not-shared E=128": ("89M", "81.7"), "not-shared E=256": ("93M", "81.8"),
+    "not-shared E=H": ("108M", "82.3"), "all-shared E=64": ("10M", "79.0"), "all-shared E=128": ("12M", "80.1"),
+    "all-shared E=256": ("16M", "79.6"), "all-shared E=H": ("31M", "79.8"),
 }
 
 

@@ -11,8 +11,8 @@ TITLE = "Cross-layer parameter sharing (paper Table 4)"
 DEFAULTS = {}
 VARIANTS = {"all-shared": "all", "shared-attention": "attention", "shared-FFN": "ffn", "not-shared": "none"}
 # ALBERT-base, E=128: (parameters, average of SQuAD1.1, SQuAD2.0, MNLI, SST-2, RACE).
-PAPER = {"all-shared": ("12M", 80.1), "shared-attention": ("64M", 81.7), "shared-FFN": ("38M", 80.2),
-         "not-shared": ("89M", 82.0)}
+PAPER = {"all-shared": ("12M", "80.1"), "shared-attention": ("64M", "81.7"), "shared-FFN": ("38M", "80.2"),
+         "not-shared": ("89M", "82.0")}
 
 
 def run(setup, log=print):

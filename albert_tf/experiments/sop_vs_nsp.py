@@ -16,8 +16,8 @@ from albert_tf.experiments.variants import train_and_score
 TITLE = "Sentence-order vs next-sentence prediction (paper Table 5)"
 DEFAULTS = {}
 # ALBERT-base: held-out MLM, NSP and SOP accuracy (%), average of the five downstream tasks.
-PAPER = {"nsp": {"mlm": 54.5, "nsp": 90.5, "sop": 52.0, "average": 79.2},
-         "sop": {"mlm": 54.0, "nsp": 78.9, "sop": 86.5, "average": 80.1}}
+PAPER = {"nsp": {"mlm": "54.5", "nsp": "90.5", "sop": "52.0", "average": "79.2"},
+         "sop": {"mlm": "54.0", "nsp": "78.9", "sop": "86.5", "average": "80.1"}}
 
 
 def run(setup, log=print):
