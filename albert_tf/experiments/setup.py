@@ -78,6 +78,10 @@ class Setup:
         for flag, path in (("--corpus_file", self.corpus_file), ("--spm_model_file", self.spm_model_file)):
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{flag}: {path} does not exist")
+        task_dir = os.path.join(self.glue_data_dir, self.finetune_task)
+        if not os.path.isdir(task_dir):
+            raise FileNotFoundError(f"--glue_data_dir: {task_dir} does not exist (expected "
+                                    f"<glue_data_dir>/{self.finetune_task}/train.tsv and dev.tsv)")
         for name in ("train_steps", "train_batch_size", "eval_batches", "finetune_steps", "max_seq_length"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name} must be > 0, got {getattr(self, name)}")
