@@ -7,7 +7,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.experiments.setup import Setup
+from albert_cli.experiments.setup import Setup
 from albert_tf.tokenization import AlbertTokenizer
 from tests.glue_test_data import SPM_MODEL, head_of_shipped
 

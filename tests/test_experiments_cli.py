@@ -1,4 +1,4 @@
-"""`python -m albert_tf.experiments`: bad input is one line on stderr, exit 2, nothing written."""
+"""`python -m albert_cli.experiments`: bad input is one line on stderr, exit 2, nothing written."""
 
 import os
 import subprocess
@@ -11,7 +11,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _run(args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, "-m", "albert_tf.experiments"] + args, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "albert_cli.experiments"] + args, capture_output=True,
                           text=True, timeout=120, env=env, cwd=REPO_ROOT)
 
 

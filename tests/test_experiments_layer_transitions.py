@@ -5,8 +5,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.experiments import layer_transitions
-from albert_tf.experiments.data import pretraining_files
+from albert_cli.experiments import layer_transitions
+from albert_cli.experiments.data import pretraining_files
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.pretraining.model_variables import CHECKPOINT_KEY, variables_by_path

@@ -2,7 +2,7 @@
 
 import os
 
-from albert_tf.experiments import embedding_size, sharing
+from albert_cli.experiments import embedding_size, sharing
 from tests.experiments_test_data import png_size, tiny_setup
 
 

@@ -6,8 +6,8 @@ import os
 import pytest
 
 from albert_tf.config import AlbertConfig, SHARING_MODES
-from albert_tf.experiments import size_and_speed
-from albert_tf.experiments.parameters import backbone_parameters, paper_config
+from albert_cli.experiments import size_and_speed
+from albert_cli.experiments.parameters import backbone_parameters, paper_config
 from albert_tf.models import AlbertModel
 from tests.experiments_test_data import png_size, tiny_setup
 

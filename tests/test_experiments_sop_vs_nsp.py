@@ -3,8 +3,8 @@
 import json
 import os
 
-from albert_tf.experiments import sop_vs_nsp
-from albert_tf.experiments.data import pretraining_files
+from albert_cli.experiments import sop_vs_nsp
+from albert_cli.experiments.data import pretraining_files
 from albert_tf.tokenization import AlbertTokenizer
 from tests.experiments_test_data import SPM_MODEL, png_size, read_examples, segment_markers, tiny_setup
 

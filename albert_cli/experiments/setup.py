@@ -9,10 +9,9 @@ import dataclasses
 import os
 
 from albert_tf.config import AlbertConfig
-from albert_tf.pretraining.bundled_data import BUNDLED_CORPUS, BUNDLED_SPM_MODEL, REPO_ROOT
+from albert_cli.bundled import GLUE_SAMPLES, PRETRAINING_CORPUS, SPM_MODEL
 
 VOCAB_SIZE = 30000  # the bundled SentencePiece model's
-BUNDLED_GLUE = os.path.join(REPO_ROOT, "data", "glue")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,8 +19,8 @@ class Setup:
     """Settings of one experiment run; `output_dir` receives results.json, results.md, the figure."""
 
     output_dir: str
-    corpus_file: str = BUNDLED_CORPUS
-    spm_model_file: str = BUNDLED_SPM_MODEL
+    corpus_file: str = PRETRAINING_CORPUS
+    spm_model_file: str = SPM_MODEL
     seed: int = 12345
     kernels: str = "auto"
     # The pretrained model every variant starts from (the experiment changes one thing in it).
@@ -40,7 +39,7 @@ class Setup:
     learning_rate: float = 0.01  # LAMB, as run_pretraining.py's CPU-scale default
     eval_batches: int = 40
     # Fine-tuning: a two-sentence GLUE task, trained on its train split, scored on its dev split.
-    glue_data_dir: str = BUNDLED_GLUE
+    glue_data_dir: str = GLUE_SAMPLES
     finetune_task: str = "MRPC"
     finetune_max_seq_length: int = 128
     finetune_steps: int = 150

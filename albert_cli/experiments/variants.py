@@ -1,8 +1,8 @@
 """Train-and-score for the experiments that compare pretrained variants under one budget."""
 
-from albert_tf.experiments.finetune import fine_tune_and_score
-from albert_tf.experiments.parameters import backbone_parameters
-from albert_tf.experiments.pretrain import heldout_metrics, pretrain
+from albert_cli.experiments.finetune import fine_tune_and_score
+from albert_cli.experiments.parameters import backbone_parameters
+from albert_cli.experiments.pretrain import heldout_metrics, pretrain
 
 
 def train_and_score(setup, name, config, train_file, heldout_files, log=print):

@@ -7,11 +7,11 @@ two-sentence GLUE task. The paper (ALBERT-base): the NSP model solves SOP at cha
 SOP model solves NSP reasonably (78.9%), and SOP helps the multi-sentence tasks.
 """
 
-from albert_tf.experiments import report
-from albert_tf.experiments.data import SENTENCE_TASKS, pretraining_files
-from albert_tf.experiments.finetune import majority_dev_accuracy
-from albert_tf.experiments.pretrain import majority_accuracy
-from albert_tf.experiments.variants import train_and_score
+from albert_cli.experiments import report
+from albert_cli.experiments.data import SENTENCE_TASKS, pretraining_files
+from albert_cli.experiments.finetune import majority_dev_accuracy
+from albert_cli.experiments.pretrain import majority_accuracy
+from albert_cli.experiments.variants import train_and_score
 
 TITLE = "Sentence-order vs next-sentence prediction (paper Table 5)"
 DEFAULTS = {}

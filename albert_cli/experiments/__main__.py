@@ -1,7 +1,7 @@
-"""`python -m albert_tf.experiments <name> [--flags]`: runs one of the paper's experiments.
+"""`python -m albert_cli.experiments <name> [--flags]`: runs one of the paper's experiments.
 
-    python -m albert_tf.experiments sharing --output_dir=output/experiments/sharing
-    python -m albert_tf.experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
+    python -m albert_cli.experiments sharing --output_dir=output/experiments/sharing
+    python -m albert_cli.experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
 
 Defaults fit a 2-core CPU (about an hour each at most); `--scale` multiplies the training steps.
 """
@@ -13,7 +13,7 @@ import sys
 from absl import flags
 
 from albert_tf.cli import UsageError, prefer_onednn, require, run_main
-from albert_tf.experiments import EXPERIMENTS
+from albert_cli.experiments import EXPERIMENTS
 
 prefer_onednn()  # before TensorFlow loads
 
@@ -41,7 +41,7 @@ FLAGS = flags.FLAGS
 
 
 def make_setup(name, module):
-    from albert_tf.experiments.setup import Setup  # pylint: disable=g-import-not-at-top
+    from albert_cli.experiments.setup import Setup  # pylint: disable=g-import-not-at-top
 
     values = dict(module.DEFAULTS)
     values.update({key: FLAGS[key].value for key in OVERRIDABLE if FLAGS[key].value is not None})
@@ -77,9 +77,9 @@ def run_kwargs(name):
 
 def main(argv):
     require(len(argv) == 2 and argv[1] in EXPERIMENTS,
-            f"usage: python -m albert_tf.experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
+            f"usage: python -m albert_cli.experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
     name = argv[1]
-    module = importlib.import_module(f"albert_tf.experiments.{name}")
+    module = importlib.import_module(f"albert_cli.experiments.{name}")
     setup = make_setup(name, module)
     kwargs = run_kwargs(name)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731

@@ -1,4 +1,4 @@
-"""The paper's controlled comparisons, one command each: `python -m albert_tf.experiments <name>`.
+"""The paper's controlled comparisons, one command each: `python -m albert_cli.experiments <name>`.
 
 Each experiment builds its data from a corpus text file, trains its variants with one budget and
 seed, evaluates on held-out data, and writes results.json, results.md and figure.png. See

@@ -14,9 +14,9 @@ import keras
 import tensorflow as tf
 
 from albert_tf.distribute import get_strategy
-from albert_tf.experiments import report
-from albert_tf.experiments.parameters import PAPER_MODELS, backbone_parameters, paper_config
-from albert_tf.experiments.pretrain import kernels_for
+from albert_cli.experiments import report
+from albert_cli.experiments.parameters import PAPER_MODELS, backbone_parameters, paper_config
+from albert_cli.experiments.pretrain import kernels_for
 from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
 
 TITLE = "Model size and training speed (paper Tables 1-2)"

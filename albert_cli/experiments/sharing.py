@@ -5,7 +5,7 @@ shared-FFN 38M, 80.2; not-shared 89M, 82.0. Sharing the FFN costs more than shar
 sharing everything costs little at E=128.
 """
 
-from albert_tf.experiments import comparison
+from albert_cli.experiments import comparison
 
 TITLE = "Cross-layer parameter sharing (paper Table 4)"
 DEFAULTS = {}

@@ -11,10 +11,10 @@ import numpy as np
 import tensorflow as tf
 from matplotlib.ticker import MaxNLocator
 
-from albert_tf.experiments import report
-from albert_tf.experiments.data import pretraining_files
-from albert_tf.experiments.parameters import backbone_parameters
-from albert_tf.experiments.pretrain import kernels_for, pretrain
+from albert_cli.experiments import report
+from albert_cli.experiments.data import pretraining_files
+from albert_cli.experiments.parameters import backbone_parameters
+from albert_cli.experiments.pretrain import kernels_for, pretrain
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.pretraining.init_checkpoint import initialize_model

@@ -4,7 +4,7 @@ The paper (ALBERT-base, H=768): not-shared improves slowly with E (E=64: 87M, av
 108M, 82.3); all-shared is best at E=128 (12M, 80.1), with E=64 79.0, E=256 79.6, E=768 79.8.
 """
 
-from albert_tf.experiments import comparison
+from albert_cli.experiments import comparison
 
 TITLE = "Embedding size (paper Table 3)"
 DEFAULTS = {"train_steps": 200, "finetune_steps": 100}

@@ -9,7 +9,7 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.pretraining.bundled_data import split_documents
+from albert_cli.bundled_data import split_documents
 
 SENTENCE_TASKS = ("sop", "nsp")
 

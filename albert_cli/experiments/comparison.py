@@ -1,10 +1,10 @@
 """The shared shape of the sharing and embedding-size experiments: several configs, one budget,
 held-out MLM and sentence order, a downstream task, parameter counts; one table and one figure."""
 
-from albert_tf.experiments import report
-from albert_tf.experiments.data import pretraining_files
-from albert_tf.experiments.finetune import majority_dev_accuracy
-from albert_tf.experiments.variants import train_and_score
+from albert_cli.experiments import report
+from albert_cli.experiments.data import pretraining_files
+from albert_cli.experiments.finetune import majority_dev_accuracy
+from albert_cli.experiments.variants import train_and_score
 
 COLUMNS = [("variant", "variant"), ("parameters", "parameters"), ("paper_parameters", "paper parameters"),
            ("heldout_masked_lm_accuracy", "held-out MLM acc"), ("heldout_sentence_order_accuracy", "held-out SOP acc"),
