@@ -9,7 +9,6 @@ from albert_cli.experiments import layer_transitions
 from albert_cli.experiments.data import pretraining_files
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.pretraining.model_variables import CHECKPOINT_KEY, variables_by_path
 from albert_tf.pretraining_data import pretraining_dataset
 from tests.experiments_test_data import png_size, tiny_setup
 
@@ -53,7 +52,7 @@ def test_transitions_match_numpy_and_a_saved_checkpoint(tmp_path):
     np.testing.assert_allclose(measured["l2_distance"], l2, rtol=1e-4)
     np.testing.assert_allclose(measured["cosine_similarity"], cosine, rtol=1e-4)
 
-    prefix = tf.train.Checkpoint(**{CHECKPOINT_KEY: variables_by_path(model)}).write(str(tmp_path / "ckpt" / "ckpt-1"))
+    prefix = tf.train.Checkpoint(model=model).write(str(tmp_path / "ckpt" / "ckpt-1"))  # as pretraining writes it
     results = layer_transitions.run(setup, checkpoint=prefix, checkpoint_config=model.albert.config,
                                     log=lambda message: None)
     np.testing.assert_allclose(results["variants"]["checkpoint"]["l2_distance"], l2, rtol=1e-4)

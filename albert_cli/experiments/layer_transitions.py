@@ -15,9 +15,9 @@ from albert_cli.experiments import report
 from albert_cli.experiments.data import pretraining_files
 from albert_cli.experiments.parameters import backbone_parameters
 from albert_cli.experiments.pretrain import kernels_for, pretrain
+from albert_tf import checkpoints
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.pretraining.init_checkpoint import initialize_model
 from albert_tf.pretraining_data import pretraining_dataset
 
 TITLE = "Layer transitions (paper Figure 1)"
@@ -53,7 +53,7 @@ def transitions(backbone, dataset, max_batches):
 def checkpoint_model(checkpoint, config, setup):
     """An `AlbertPretrainingModel` of `config` loaded strictly from `checkpoint`."""
     model = AlbertPretrainingModel(config, kernels=kernels_for(setup))
-    initialize_model(model, checkpoint, strict=True)
+    checkpoints.load(model, checkpoint, strict=True)
     return model
 
 
