@@ -40,8 +40,8 @@ flags.DEFINE_string("input_file", None, "Training TFRecords: comma-separated pat
 flags.DEFINE_string("output_dir", "output/pretraining", "Checkpoints, TensorBoard logs, metrics.jsonl, summary. Original: required.")
 flags.DEFINE_string("init_checkpoint", None, "Start from this checkpoint: an original TF1 one or ours (weights only).")
 flags.DEFINE_bool("init_checkpoint_strict", True, "Every model variable must be in --init_checkpoint and every weight there used.")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the TFRecords. Original: 512.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence in the TFRecords. Original: 20.")
+flags.DEFINE_integer("max_seq_length", 64, "Sequence length of the TFRecords. Original: 512.")
+flags.DEFINE_integer("max_predictions_per_seq", 10, "Masked positions per sequence in the TFRecords. Original: 20.")
 flags.DEFINE_bool("do_train", True, "Train. Original: True.")
 flags.DEFINE_bool("do_eval", True, "Evaluate after training (on --eval_input_file). Original: False.")
 flags.DEFINE_integer("train_batch_size", 32, "GLOBAL batch (all replicas, all accumulation steps). Original: 4096.")
@@ -49,13 +49,14 @@ flags.DEFINE_integer("eval_batch_size", 32, "Global evaluation batch. Original: 
 flags.DEFINE_enum("optimizer", "lamb", OPTIMIZERS, "Original: lamb.")
 flags.DEFINE_float("learning_rate", 0.01, "Peak learning rate. Original: 0.00176 (for batch 4096).")
 flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay. Original: 1.0.")
-flags.DEFINE_integer("num_train_steps", 300, "Optimizer steps. Original: 125000.")
-flags.DEFINE_integer("num_warmup_steps", 30, "Linear warmup steps. Original: 3125.")
+flags.DEFINE_integer("num_train_steps", 1000, "Optimizer steps. Original: 125000.")
+flags.DEFINE_integer("num_warmup_steps", 100, "Linear warmup steps. Original: 3125.")
 flags.DEFINE_integer("start_warmup_step", 0, "Step at which warmup starts. Original: 0.")
-flags.DEFINE_integer("save_checkpoints_steps", 100, "Checkpoint every this many steps (at loop ends). Original: 5000.")
+flags.DEFINE_integer("save_checkpoints_steps", 200, "Checkpoint every this many steps (at loop ends). Original: 5000.")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept. Original: 5.")
 flags.DEFINE_integer("iterations_per_loop", 20, "Steps per tf.function call; also how often metrics are logged and SIGTERM is noticed. Original: 1000.")
 flags.DEFINE_integer("max_eval_steps", 100, "At most this many evaluation batches. Original: 100.")
+flags.DEFINE_integer("eval_every_steps", None, "With --do_eval, evaluate on the held-out set during training every this many steps (at loop ends). Default: at each checkpoint.")
 flags.DEFINE_bool("init_from_group0", False, "Initialise every group of a multi-group model from group 0 of --init_checkpoint.")
 flags.DEFINE_bool("use_tpu", False, "The original's switch; same as --strategy=tpu.")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
@@ -71,7 +72,7 @@ flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the mod
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.")
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
-flags.DEFINE_integer("bundled_dupe_factor", 5, "dupe_factor for the data built from the bundled corpus (no --input_file).")
+flags.DEFINE_integer("bundled_dupe_factor", 3, "dupe_factor for the data built from the bundled corpus (no --input_file).")
 
 FLAGS = flags.FLAGS
 
@@ -84,6 +85,7 @@ def check_flags():
                 "grad_accum_steps", "num_cpu_devices")
     for name in positive:
         require(FLAGS[name].value > 0, f"--{name} must be > 0, got {FLAGS[name].value}")
+    require(FLAGS.eval_every_steps is None or FLAGS.eval_every_steps > 0, f"--eval_every_steps must be > 0, got {FLAGS.eval_every_steps}")
     for name in ("num_warmup_steps", "start_warmup_step"):
         require(FLAGS[name].value >= 0, f"--{name} must be >= 0, got {FLAGS[name].value}")
     require_positive_finite("learning_rate", FLAGS.learning_rate)
@@ -250,6 +252,7 @@ def main(argv):
         sys.stderr.write(f"{report}\n")
 
     summary = {"strategy": type(strategy).__name__, "replicas": strategy.num_replicas_in_sync, "train_files": train_files}
+    evaluate = None
     if FLAGS.do_eval:
         if eval_files == train_files:
             sys.stderr.write("warning: evaluating on the training files (no --eval_input_file)\n")
@@ -260,16 +263,20 @@ def main(argv):
             dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
             try:
                 with sigterm_stops("evaluation"):
-                    return run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
+                    values = run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
             except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
                 raise data_error(error, eval_files, "eval_input_file", config) from None
+            summary["eval"] = dict(values, step=trainer.step)
+            sys.stderr.write(f"evaluation at step {trainer.step}: loss {values['loss']:.4f}, "
+                             f"mlm_acc {values['masked_lm_accuracy']:.4f}, sop_acc {values['sentence_order_accuracy']:.4f}\n")
+            return summary["eval"]
 
         if FLAGS.do_train and run.restored_step is None:
             # The starting point, so that the summary shows what training changed on held-out data.
             summary["eval_initial"] = evaluate()
     if FLAGS.do_train:
         try:
-            outcome = run.train()
+            outcome = run.train(evaluate, FLAGS.eval_every_steps)
         except TrainingDiverged as error:
             sys.stderr.write(f"error: {error}\n")
             sys.exit(1)
@@ -280,8 +287,8 @@ def main(argv):
             sys.stderr.write(f"stopped by {outcome['stopped_by']} at step {outcome['step']}; checkpoint saved in "
                              f"{FLAGS.output_dir}; run the same command again to resume\n")
             sys.exit(PREEMPTED_EXIT_CODE)
-    if FLAGS.do_eval:
-        summary["eval"] = evaluate()
+    if FLAGS.do_eval and summary.get("eval", {}).get("step") != trainer.step:
+        evaluate()
     run.write_summary(summary, SUMMARY_FILE)
     print(json.dumps(summary, indent=2))
 

@@ -8,7 +8,7 @@
 --data_dir holds RACE/{train,dev,test}/{middle,high}/ as the official download unpacks (one
 JSON passage per .txt file, or the original's all.txt with one passage per line). Training
 evaluates dev accuracy every --save_checkpoints_steps and keeps the best checkpoint
-(<output_dir>/best). See docs/question_answering.md.
+(<output_dir>/best). See docs/squad_race.md.
 """
 
 import os
@@ -25,10 +25,11 @@ from absl import flags, logging
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune
+from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
+from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
-from albert_tf.glue.training import build_optimizer, read_best_metrics, restore_best
+from albert_tf.glue.training import build_optimizer
 from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.optimization import OPTIMIZER_NAMES
@@ -38,8 +39,8 @@ from albert_tf.race.examples import LEVELS, read_race_examples
 FLAGS = flags.FLAGS
 
 flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}/.")
-flags.DEFINE_string("spm_model_file", "data/albert_spm/30k-clean.model", "SentencePiece model.")
-flags.DEFINE_string("albert_config_file", "configs/albert_tiny.json", "albert_config.json of the model.")
+flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
 flags.DEFINE_string("init_checkpoint", None,
                     "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
 flags.DEFINE_string("output_dir", "output/race", "Checkpoints and metrics go here.")

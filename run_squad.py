@@ -9,7 +9,7 @@ run_squad_v1.py and run_squad_v2.py, one script: `--version_2_with_negative` sel
 Training evaluates on --predict_file every --save_checkpoints_steps and keeps the best
 checkpoint by F1 (<output_dir>/best). --do_predict writes predictions.json,
 nbest_predictions.json, null_odds.json (v2.0) and, when the file has gold answers, the official
-metrics in eval_results.json. See docs/question_answering.md.
+metrics in eval_results.json. See docs/squad_race.md.
 """
 
 import os
@@ -25,10 +25,11 @@ from absl import flags, logging
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune
+from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
+from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
-from albert_tf.glue.training import build_optimizer, read_best_metrics, restore_best
+from albert_tf.glue.training import build_optimizer
 from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
 from albert_tf.models.question_answering_heads import END_N_TOP, START_N_TOP
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
@@ -43,8 +44,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("train_file", None, "SQuAD JSON for training, e.g. train-v1.1.json or train-v2.0.json.")
 flags.DEFINE_string("predict_file", None, "SQuAD JSON to answer (and score, if it has answers), e.g. dev-v2.0.json.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: questions may have no answer.")
-flags.DEFINE_string("spm_model_file", "data/albert_spm/30k-clean.model", "SentencePiece model.")
-flags.DEFINE_string("albert_config_file", "configs/albert_tiny.json", "albert_config.json of the model.")
+flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
 flags.DEFINE_string("init_checkpoint", None,
                     "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
 flags.DEFINE_string("output_dir", "output/squad", "Checkpoints, predictions and metrics go here.")

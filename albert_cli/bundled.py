@@ -21,5 +21,6 @@ def bundled_path(*parts):
 
 TINY_CONFIG = bundled_path("configs", "albert_tiny.json")
 SPM_MODEL = bundled_path("data", "albert_spm", "30k-clean.model")
-CORPUS_SAMPLE = bundled_path("data", "corpus", "sample.txt")
+# What `run_pretraining.py` builds its default data from (its last documents are held out).
+PRETRAINING_CORPUS = bundled_path("data", "corpus", "pretraining_sample.txt")
 GLUE_SAMPLES = bundled_path("data", "glue")

@@ -9,7 +9,7 @@ import sys
 
 import tensorflow as tf
 
-from albert_cli.bundled import CORPUS_SAMPLE, SPM_MODEL
+from albert_cli.bundled import PRETRAINING_CORPUS, SPM_MODEL
 from albert_tf.io_utils import atomic_open
 from data_prep.create_pretraining_data import build
 
@@ -40,7 +40,7 @@ def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_f
     }
     if all(tf.io.gfile.exists(path) for path in records.values()):
         return records["train"], records["heldout"]
-    split_documents(CORPUS_SAMPLE, text["train"], text["heldout"], heldout_documents)
+    split_documents(PRETRAINING_CORPUS, text["train"], text["heldout"], heldout_documents)
     for split in names:
         sys.stderr.write(f"building the {split} data from the bundled corpus sample: {records[split]}\n")
         build(num_workers=1, show_progress=False, input_file=text[split], output_file=records[split],

@@ -27,6 +27,7 @@ from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_ou
                            require_positive_finite, run_main)
 from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
 from albert_tf.glue import features as glue_features
+from albert_tf import evaluated_training
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
 from albert_tf.glue.metrics import majority_baseline
@@ -34,7 +35,7 @@ from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
-from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
 
@@ -63,6 +64,8 @@ flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).", lower_bound=1)
 flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
+flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
+                  "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
@@ -152,14 +155,14 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
 
 def trained_classifier(task, config, strategy, output_dir):
     """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
-    fine_tuned = training.read_best_metrics(output_dir) is not None
+    fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
     require(fine_tuned or FLAGS.init_checkpoint,
             f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
             "--init_checkpoint was given")
     # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
     classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
     if fine_tuned:
-        training.restore_best(classifier, output_dir)
+        evaluated_training.restore_best(classifier, output_dir)
     return classifier
 
 
@@ -188,7 +191,8 @@ def export(task, classifier, config):
         exported.set_weights(classifier.get_weights())
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
-                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length)
+                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+                             kernels=FLAGS.export_kernels)
     logging.info("exported the serving SavedModel to %s", path)
 
 
@@ -229,7 +233,7 @@ def main(argv):
             tf.io.gfile.makedirs(seed_dir)
             try:
                 best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
-            except training.FineTuningDiverged as error:
+            except evaluated_training.FineTuningDiverged as error:
                 sys.stderr.write(f"error: {error}\n")  # as run_pretraining: exit 1, not a usage error
                 sys.exit(1)
             records.append(dict(best, seed=seed, output_dir=seed_dir))

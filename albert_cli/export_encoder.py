@@ -16,6 +16,7 @@ prefer_onednn()  # before TensorFlow loads
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_tf import AlbertConfig, AlbertModel
 from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
+from albert_tf.kernels import EXPORT_KERNEL_SETS
 from albert_tf.serving.encoder_export import export_encoder
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -28,6 +29,8 @@ flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models
 flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing model's __call__ (at most the "
                      "config's max_position_embeddings).", lower_bound=3)
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
+flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
+                  "Kernel set the encoder is traced with (plain TF ops only; docs/serving.md).")
 
 
 def main(argv):
@@ -49,7 +52,8 @@ def main(argv):
     encoder = AlbertModel(config)
     load_init_checkpoint(encoder, FLAGS.init_checkpoint)
     paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
-                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length)
+                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
+                           kernels=FLAGS.export_kernels)
     logging.info("exported %s and %s", *paths)
 
 

@@ -1,9 +1,11 @@
-"""Fine-tuning that evaluates on a schedule and keeps the best weights, for any dev metric.
+"""Fine-tuning that evaluates on a schedule and keeps the best weights, for any task and dev metric.
 
-The SQuAD and RACE runners use it with their own evaluation (`evaluate_fn(model) -> metrics`);
-the files are GLUE's (`albert_tf.glue.training`): `<output_dir>/checkpoints/` (resumable),
-`best/model` with `best_metrics.json`, and `eval_history.json`. As there, training ends after
-`train_steps` instead of the original's endless checkpoint-watching loop.
+Unlike the original (which evaluated every saved checkpoint in an endless loop), evaluation runs
+inside training every `eval_every` steps, the best weights are written to `<output_dir>/best/`
+with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`), and
+training ends after `train_steps`. Training resumes from the latest checkpoint in
+`<output_dir>/checkpoints/` if one exists. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it
+with their own evaluation (`evaluate_fn(model) -> metrics`).
 """
 
 import json
@@ -14,18 +16,51 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.io_utils import write_json
-from albert_tf.glue.training import BEST_METRICS_FILE, EVAL_HISTORY_FILE, best_checkpoint_prefix, read_best_metrics
+from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
+from albert_tf.io_utils import remove_checkpoint_partials, write_json
 from albert_tf.progress import Progress
+from albert_tf.resume_check import cannot_resume, check_resumable, mismatches
+
+class FineTuningDiverged(RuntimeError):
+    """The loss or a dev metric became NaN or infinite; nothing after it was saved."""
+
+
+BEST_METRICS_FILE = "best_metrics.json"
+EVAL_HISTORY_FILE = "eval_history.json"
+
+
+def best_checkpoint_prefix(output_dir):
+    return os.path.join(output_dir, BEST_CHECKPOINT_PREFIX)
+
+
+def read_best_metrics(output_dir):
+    """{"step", "metrics"} of the best evaluation so far in `output_dir`, or None."""
+    path = os.path.join(output_dir, BEST_METRICS_FILE)
+    if not tf.io.gfile.exists(path):
+        return None
+    with tf.io.gfile.GFile(path, "r") as handle:
+        return json.load(handle)
+
+
+def restore_best(model, output_dir):
+    prefix = best_checkpoint_prefix(output_dir)
+    problems = mismatches(prefix, model)
+    if problems:
+        raise ValueError(f"--output_dir {output_dir}: its best model {prefix} does not fit this task and "
+                         f"config ({problems}); use the task and --albert_config_file it was trained "
+                         "with, or another --output_dir")
+    tf.train.Checkpoint(model=model).read(prefix).expect_partial()
 
 
 class EvaluateAndKeepBest(keras.callbacks.Callback):
-    """Every epoch (`eval_every` steps): evaluate, checkpoint, keep the best by `selection_metric`."""
+    """Every epoch (`eval_every` steps): evaluate, checkpoint, keep the best by `selection_metric`
+    (higher is better); `saved_model` is what the checkpoints hold."""
 
-    def __init__(self, evaluate_fn, selection_metric, manager, train_steps, output_dir):
+    def __init__(self, evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir):
         super().__init__()
         self.evaluate_fn = evaluate_fn
         self.selection_metric = selection_metric
+        self.best_checkpoint = tf.train.Checkpoint(model=saved_model)
         self.manager = manager
         self.train_steps = train_steps
         self.output_dir = output_dir
@@ -47,18 +82,22 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         self.progress.update(extra=f"loss={float(loss):.4f}" if loss is not None else "")
+        if loss is not None and not math.isfinite(float(loss)):
+            self._diverged(f"non-finite loss ({float(loss)}) at step {self._step()}")
         if self._step() >= self.train_steps:
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         step = self._step()
         metrics = self.evaluate_fn(self.model)
+        if not all(math.isfinite(value) for value in metrics.values() if isinstance(value, float)):
+            self._diverged(f"non-finite dev metrics at step {step}: {metrics}")
         self.history.append({"step": step, **metrics})
         self.manager.save(checkpoint_number=step)
-        logging.info("step %d: %s", step, metrics)
+        logging.info("step %d: %s", step, ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
         score = metrics[self.selection_metric]
         if self.best is None or score > self.best["metrics"][self.selection_metric]:
-            tf.train.Checkpoint(model=self.model).write(best_checkpoint_prefix(self.output_dir))
+            self.best_checkpoint.write(best_checkpoint_prefix(self.output_dir))
             self.best = {"step": step, "metrics": metrics}
             write_json(os.path.join(self.output_dir, BEST_METRICS_FILE), self.best)
         write_json(os.path.join(self.output_dir, EVAL_HISTORY_FILE), self.history)
@@ -66,23 +105,39 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         self.progress.close()
 
+    def _diverged(self, reason):
+        self.progress.close()
+        raise FineTuningDiverged(
+            f"{reason}; stopped without saving. Last good checkpoint: "
+            f"{self.manager.latest_checkpoint or 'none'}. Lower --learning_rate, raise --warmup_step or "
+            "check the data (labels), then rerun to resume from it.")
+
 
 def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, train_steps, eval_every, output_dir,
-              keep_checkpoint_max=5, jit_compile=False, loss=None):
+              keep_checkpoint_max=5, jit_compile=False, loss=None, saved_model=None):
     """Trains `model` (its own `compute_loss`, or `loss`) for `train_steps`; returns the best record.
 
-    Call under the strategy's scope. Returns {"step", "metrics"} of the best evaluation; the
-    weights are left at the last step (`glue.training.restore_best` reads the best ones).
+    Call under the strategy's scope (the model and optimizer must be built in it). `saved_model`
+    (default `model`) is what the checkpoints hold, e.g. the task model behind a `fit` wrapper.
+    Returns {"step", "metrics"} of the best evaluation; the weights are left at the last step
+    (`restore_best` reads the best ones).
     """
+    saved_model = saved_model or model
+    remove_checkpoint_partials(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
     optimizer.build(model.trainable_variables)
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=optimizer),
-                                         os.path.join(output_dir, "checkpoints"), max_to_keep=keep_checkpoint_max)
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=saved_model, optimizer=optimizer),
+                                         os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
+                                         max_to_keep=keep_checkpoint_max)
+    check_resumable(manager.directory, saved_model)
     if manager.latest_checkpoint:
-        manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+        try:
+            manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+        except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
+            raise ValueError(cannot_resume(manager.directory, error)) from None
         logging.info("resumed from %s", manager.latest_checkpoint)
     done_steps = int(optimizer.iterations.numpy())
-    callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, manager, train_steps, output_dir)
+    callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
     if done_steps < train_steps:
         model.fit(train_dataset, epochs=math.ceil(train_steps / eval_every), initial_epoch=done_steps // eval_every,
                   steps_per_epoch=eval_every, callbacks=[callback], verbose=0)

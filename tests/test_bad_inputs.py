@@ -157,6 +157,7 @@ def _batches(labels, length=8):
 
 
 def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
+    from albert_tf import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 
@@ -165,7 +166,7 @@ def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
     optimizer = training.build_optimizer("adamw", 1e-3, train_steps=4, warmup_steps=0)
     train = _batches([1.0, float("nan")]).repeat()
     eval_set = training.EvalSet("", _batches([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0])
-    with pytest.raises(training.FineTuningDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
+    with pytest.raises(evaluated_training.FineTuningDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
         training.fine_tune(task, classifier, optimizer, train, [eval_set], train_steps=4, eval_every=2,
                            output_dir=str(tmp_path))
     assert not os.path.exists(tmp_path / training.BEST_METRICS_FILE)
@@ -558,6 +559,7 @@ def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretrainin
 
 
 def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
+    from albert_tf import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 
@@ -635,6 +637,7 @@ def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
 
 
 def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
+    from albert_tf import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 
@@ -646,5 +649,5 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
                        [training.EvalSet("", _batches(labels), labels)], train_steps=2, eval_every=2,
                        output_dir=str(tmp_path))
     with pytest.raises(ValueError, match=r"best model .* does not fit this task and config \(2 variable\(s\) differ"):
-        training.restore_best(_tiny_classifier(3), str(tmp_path))
-    training.restore_best(_tiny_classifier(1), str(tmp_path))
+        evaluated_training.restore_best(_tiny_classifier(3), str(tmp_path))
+    evaluated_training.restore_best(_tiny_classifier(1), str(tmp_path))

@@ -2,11 +2,13 @@
 `init_from_group0` for them (a 2-group model from a 1-group checkpoint computes the same function)."""
 
 import keras_hub
+import numpy as np
 
 import test_parity_huggingface as parity
-from albert_tf import AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoints import save_tf1_checkpoint
+from albert_tf import AlbertClassifier, AlbertModel, AlbertPretrainingModel
+from albert_tf.checkpoints import load, save_tf1_checkpoint
 from albert_tf.interop import formats
+from albert_tf.interop.keras_hub import save_keras_hub_preset
 
 CONFIG = parity._grouped_config().replace(num_hidden_groups=1, inner_group_num=1)
 
@@ -43,3 +45,22 @@ def test_init_from_group0_copies_group_0_into_every_group(tmp_path):
     inputs = parity._inputs(CONFIG.vocab_size)
     parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
                           "HF G=1 -> ours G=2 (init_from_group0)")
+
+
+def test_the_one_loader_reads_both_and_a_classifier_takes_the_backbone(tmp_path):
+    """`checkpoints.load` (behind every --init_checkpoint) recognises HF and keras-hub directories."""
+    hf_model = parity._hf_model(CONFIG, seed=4)
+    hf_model.save_pretrained(tmp_path / "hf")
+    model = AlbertPretrainingModel(CONFIG)
+    report = load(model, tmp_path / "hf")
+    assert report.format == "Hugging Face checkpoint" and len(report.loaded) == 32
+    inputs = parity._inputs(CONFIG.vocab_size)
+    parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs), "load(HF dir)")
+    classifier = AlbertClassifier(CONFIG, num_labels=3)
+    report = load(classifier, tmp_path / "hf")  # the pretraining heads unused, the new head missing: allowed
+    assert len(report.loaded) == 25
+    save_keras_hub_preset(model.albert, tmp_path / "preset")
+    backbone = AlbertModel(CONFIG)
+    assert load(backbone, tmp_path / "preset").format == "keras-hub preset"
+    for ours, theirs in zip(backbone.weights, model.albert.weights):
+        np.testing.assert_array_equal(ours, theirs)

@@ -21,11 +21,11 @@ def test_auto_picks_cpu_without_accelerators_and_reference_with_them():
 
 
 def test_unknown_names_are_refused():
-    with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference'\]"):
+    with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference', 'cpu_serving'\]"):
         kernels.get("fast")
 
 
-@pytest.mark.parametrize("name", ["cpu", "cpu_inference"])
+@pytest.mark.parametrize("name", ["cpu", "cpu_inference", "cpu_serving"])
 def test_with_kernels_copies_config_and_weights(name):
     config = tiny()
     model = AlbertClassifier(config, num_labels=3)

@@ -389,7 +389,8 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
 
     export_dir = str(tmp_path / "hub")
     result = run_export_encoder(f"--init_checkpoint={pretraining_output.output_dir}", f"--export_dir={export_dir}",
-                                f"--albert_config_file={pretraining_output.config_file}", "--seq_length=32")
+                                f"--albert_config_file={pretraining_output.config_file}", "--seq_length=32",
+                                "--export_kernels=cpu_serving")
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(export_dir)) == ["encoder", "preprocessing"]
     (version,) = os.listdir(os.path.join(export_dir, "encoder"))
@@ -397,6 +398,7 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
 
     preprocessing = tf.saved_model.load(os.path.join(export_dir, "preprocessing", version))
     encoder = tf.saved_model.load(os.path.join(export_dir, "encoder", version))
+    assert encoder.export_kernels.numpy() == b"cpu_serving"
     texts = tf.constant(["The quick brown fox.", "hello"])
     inputs = preprocessing.signatures["serving_default"](texts)
     assert {name: (value.dtype, value.shape.as_list()) for name, value in inputs.items()} == {
@@ -405,9 +407,11 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
     config = AlbertConfig.from_json_file(pretraining_output.config_file)
     expected_shapes = {"sequence_output": [2, 32, config.hidden_size], "pooled_output": [2, config.hidden_size],
                        "default": [2, config.hidden_size]}
+    assert {name: value.shape.as_list() for name, value in outputs.items()} == expected_shapes
     expected_shapes.update({f"encoder_outputs_{i}": [2, 32, config.hidden_size]
                             for i in range(config.num_hidden_layers)})
-    assert {name: value.shape.as_list() for name, value in outputs.items()} == expected_shapes
+    every_layer = encoder.signatures["serve_encoder_outputs"](**inputs)
+    assert {name: value.shape.as_list() for name, value in every_layer.items()} == expected_shapes
     # The exported encoder is the pretrained one, not a fresh initialisation.
     reference = AlbertModel(config)
     checkpoints.load(reference, pretraining_output.output_dir)

@@ -152,7 +152,7 @@ def test_feature_cache_round_trip(tmp_path, tokenizer):
 
 
 def test_sample_counts_at_the_readme_settings(tokenizer):
-    """The numbers docs/question_answering.md gives for the shipped sample (sequence 384, stride 128)."""
+    """The numbers docs/squad_race.md gives for the shipped sample (sequence 384, stride 128)."""
     _, train_stats = _build(read_squad_examples(SQUAD_TRAIN, True, True), tokenizer)
     assert (train_stats.num_features, train_stats.num_positive, train_stats.num_out_of_span) == (36, 16, 0)
     dev = read_squad_examples(SQUAD_DEV, False, True)

@@ -2,17 +2,21 @@
 through (see `albert_tf.layers.reference_kernels`).
 
 - "reference": the plain math, for reading, GPUs and TPUs (where `jit_compile` fuses the same
-  chains) and every export.
+  chains) and exports by default.
 - "cpu": for training on CPUs: elementwise chains as XLA kernels with hand-written gradients,
   matmuls on 2-D views with their weights cast once per pass, Q/K/V as one matmul.
 - "cpu_inference": "cpu", with the forms that TensorFlow's oneDNN graph rewrites fuse into the
   matmuls, for graphs that take no gradient on oneDNN CPUs.
+- "cpu_serving": "cpu_inference"'s forms in plain TensorFlow ops (no XLA), the same on every
+  machine: for SavedModel exports (`--export_kernels`).
 
 A model takes one by name (`kernels=`) and records it in its config; all compute the same values
 to float rounding (tested).
 """
 
-KERNEL_SETS = ("reference", "cpu", "cpu_inference")
+KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
+# What an export may trace: plain TensorFlow ops only (never an XLA-compiled function).
+EXPORT_KERNEL_SETS = ("reference", "cpu_serving")
 # What the scripts' `--kernels` accepts: a kernel set, or "auto" (see `choose`).
 KERNELS_FLAG_VALUES = ("auto",) + KERNEL_SETS
 
@@ -33,6 +37,10 @@ def get(kernels):
         from albert_tf.kernels.cpu_inference import CpuInferenceKernels
 
         return CpuInferenceKernels()
+    if kernels == "cpu_serving":
+        from albert_tf.kernels.cpu_serving import CpuServingKernels
+
+        return CpuServingKernels()
     raise ValueError(f"unknown kernels {kernels!r}; allowed: {list(KERNEL_SETS)}")
 
 

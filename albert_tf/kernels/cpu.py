@@ -26,6 +26,7 @@ from albert_tf.layers.reference_kernels import ReferenceKernels
 
 class CpuKernels(ReferenceKernels):
     name = "cpu"
+    weight_casts_type = WeightCasts  # what shares the weights' casts within a pass
 
     def __init__(self):
         # The weight casts of the forward pass being traced; per thread, because
@@ -35,7 +36,7 @@ class CpuKernels(ReferenceKernels):
     @contextlib.contextmanager
     def forward_pass(self):
         outer = getattr(self._current, "casts", None)
-        self._current.casts = WeightCasts()
+        self._current.casts = self.weight_casts_type()
         try:
             yield
         finally:
@@ -43,7 +44,7 @@ class CpuKernels(ReferenceKernels):
 
     def casts(self):
         """The current pass's `WeightCasts` (a fresh one outside a pass)."""
-        return getattr(self._current, "casts", None) or WeightCasts()
+        return getattr(self._current, "casts", None) or self.weight_casts_type()
 
     def activation(self, name):
         return gelu if name == "gelu" else get_activation(name)

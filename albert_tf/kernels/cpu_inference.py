@@ -50,12 +50,14 @@ class CpuInferenceKernels(CpuKernels):
         """Each head's projection as its own GEMM of a broadcast batch matmul, [1, B, 1, T, H] @
         [k, 1, N, H, d] + bias, whose output is already head-major and split along its first
         axis, which TF does without a copy: no transpose."""
-        dtype = layers[0].compute_dtype
-        if not onednn_forms_apply(dtype):
+        if not onednn_forms_apply(layers[0].compute_dtype):
             return super().project_heads(layers, inputs, num_heads)
-        kernel, bias = self._per_head_weights(layers, num_heads, dtype)
+        return self._per_head_projections(layers, inputs, num_heads)
+
+    def _per_head_projections(self, layers, inputs, num_heads):
+        kernel, bias = self._per_head_weights(layers, num_heads, layers[0].compute_dtype)
         shape = tf.shape(inputs)  # an explicit rank-5 shape lets the rewrites see the ranks
-        inputs = tf.reshape(tf.cast(inputs, dtype), [1, shape[0], 1, shape[1], inputs.shape[-1]])
+        inputs = tf.reshape(tf.cast(inputs, kernel.dtype), [1, shape[0], 1, shape[1], inputs.shape[-1]])
         return tf.unstack(tf.matmul(inputs, kernel) + bias, num=len(layers))
 
     def _per_head_weights(self, layers, num_heads, dtype):
@@ -82,5 +84,9 @@ class CpuInferenceKernels(CpuKernels):
         unless every key of a row is masked."""
         if not onednn_forms_apply(query.dtype):
             return super().attention_probabilities(query, key, bias, scale)
+        return self._fusable_attention_probabilities(query, key, bias, scale)
+
+    @staticmethod
+    def _fusable_attention_probabilities(query, key, bias, scale):
         scores = tf.matmul(query, key, transpose_b=True) * tf.cast(scale, query.dtype)
         return tf.nn.softmax(scores + tf.cast(bias, query.dtype), axis=-1)

@@ -62,3 +62,9 @@ def read_metrics(output_dir):
         return []
     with tf.io.gfile.GFile(path) as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def best_eval_record(records):
+    """The evaluation record of lowest held-out `loss` (the earliest of equals), or None."""
+    evaluations = [record for record in records if record["split"] == "eval" and isinstance(record["loss"], float)]
+    return min(evaluations, key=lambda record: record["loss"], default=None)

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from albert_tf.distribute import distribute_datasets, worker_output_dir
 from albert_tf.io_utils import atomic_open
-from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
+from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
 from albert_tf.pretraining.trainer import TrainingDiverged
 from albert_tf.progress import Progress
@@ -57,16 +57,20 @@ class PretrainingRun:
 
         return dataset_fn
 
-    def train(self):
+    def train(self, evaluate=None, eval_every_steps=None):
         """Trains to `num_train_steps`; returns {"step", "stopped_by", "examples_per_second", ...}.
 
-        Raises `TrainingDiverged` on a non-finite loss (no checkpoint is written after it).
+        `evaluate()` (held-out evaluation, logged) runs at the first loop end at least
+        `eval_every_steps` after the previous one (default: at each checkpoint) and at the last
+        step, so that overfitting shows while it happens. Raises `TrainingDiverged` on a
+        non-finite loss (no checkpoint is written after it).
         """
         trainer = self.trainer
         total_steps = trainer.settings.num_train_steps
         batch_size = trainer.settings.train_batch_size
         stop = StopRequest()
-        start_step = last_saved = trainer.step
+        start_step = last_saved = last_evaluated = trainer.step
+        eval_every_steps = eval_every_steps or self.save_checkpoints_steps
         progress = Progress("pretraining", total=max(total_steps - start_step, 0), unit="steps")
         timed_steps, timed_seconds = 0, 0.0
         stopped_by = None
@@ -95,6 +99,9 @@ class PretrainingRun:
                 last_saved = trainer.step
             if stopped_by:
                 break
+            if evaluate is not None and (trainer.step >= total_steps or trainer.step - last_evaluated >= eval_every_steps):
+                evaluate()
+                last_evaluated = trainer.step
         progress.close()
         rate = timed_steps * batch_size / timed_seconds if timed_seconds else None
         return {"step": trainer.step, "stopped_by": stopped_by if trainer.step < total_steps else None,
@@ -117,11 +124,17 @@ class PretrainingRun:
         return values
 
     def write_summary(self, summary, name):
-        """Adds the first and last training records of metrics.jsonl and writes `name` (JSON)."""
-        train_records = [record for record in read_metrics(self.output_dir) if record["split"] == "train"]
+        """Adds the first and last training records of metrics.jsonl and the held-out record of
+        lowest loss (`eval_best`, its step `best_eval_step`), then writes `name` (JSON)."""
+        records = read_metrics(self.output_dir)
+        train_records = [record for record in records if record["split"] == "train"]
         if train_records:
             summary["train_first"] = train_records[0]
             summary["train_last"] = train_records[-1]
+        best = best_eval_record(records)
+        if best is not None:
+            summary["eval_best"] = best
+            summary["best_eval_step"] = best["step"]
         summary["final_step"] = self.trainer.step
         if self.trainer.is_chief:
             with atomic_open(os.path.join(self.output_dir, name)) as handle:

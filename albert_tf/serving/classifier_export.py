@@ -9,26 +9,27 @@ Signatures:
 Text is normalised and tokenized in the graph (tensorflow-text), with the same ids as the Python
 tokenizer used for training; the SentencePiece model is an asset of the SavedModel. Each batch is
 padded to its longest row (capped at `max_seq_length`, longer text is truncated).
+The kernel set the graph was traced with (`kernels`, one of `EXPORT_KERNEL_SETS`: plain
+TensorFlow ops only) is recorded as the string variable `export_kernels`.
 """
 
 import tensorflow as tf
 
-from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
 
 
-class ClassifierServingModule(tf.Module):
+class ClassifierServingModule(ExportKernels):
     """Wraps an `AlbertClassifier` with in-graph preprocessing and named outputs."""
 
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
-                 max_seq_length=512):
-        super().__init__()
-        # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
-        self.classifier = with_kernels(classifier, "reference")
+                 max_seq_length=512, kernels="reference"):
+        super().__init__(kernels)
+        self.classifier = self.traced_form(classifier)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         self.packer = AlbertInputPacker(
             None, cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id,
@@ -70,10 +71,11 @@ class ClassifierServingModule(tf.Module):
 
 
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
-                      max_seq_length=512, version=None):
-    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`); returns that path."""
+                      max_seq_length=512, version=None, kernels="reference"):
+    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`;
+    returns that path."""
     module = ClassifierServingModule(
         classifier, task.text_feature_names, task.labels, spm_model_file,
-        do_lower_case=do_lower_case, max_seq_length=max_seq_length,
+        do_lower_case=do_lower_case, max_seq_length=max_seq_length, kernels=kernels,
     )
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)

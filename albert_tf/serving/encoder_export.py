@@ -5,32 +5,36 @@
 `bert_pack_inputs([ragged, ...], seq_length=...)` for one or two segments and any of
 `PACK_LENGTHS` up to the model's maximum. The SentencePiece model is an asset.
 `<export_dir>/encoder/<version>/`: `__call__(dict of the three inputs)` -> `sequence_output`,
-`pooled_output` (also as `default`) and the list `encoder_outputs`; `serving_default` returns
-the same with `encoder_outputs` flattened to `encoder_outputs_<i>` (signatures hold only tensors).
+`pooled_output` (also as `default`) and the list `encoder_outputs`. Signatures (tensors only):
+`serving_default` -> `sequence_output`, `pooled_output`, `default`; `serve_encoder_outputs` ->
+the same and every layer's output as `encoder_outputs_<i>` (a server copies every output it
+returns, so the per-layer outputs are sent only to the clients that ask). The kernel set the
+graph was traced with is recorded as the string variable `export_kernels`.
 """
 
 import os
 
 import tensorflow as tf
 
-from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.versioned_dir import next_version, save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
 PACK_LENGTHS = (32, 64, 128, 256, 384, 512)
+ENCODER_OUTPUTS_SIGNATURE = "serve_encoder_outputs"
 
 
-class EncoderModule(tf.Module):
+class EncoderModule(ExportKernels):
     """An `AlbertModel` behind a dict-in, dict-out `__call__`."""
 
-    def __init__(self, albert):
-        super().__init__()
-        # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
-        self.albert = with_kernels(albert, "reference")
+    def __init__(self, albert, kernels="reference"):
+        super().__init__(kernels)
+        self.albert = self.traced_form(albert)
         spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
         self.__call__ = tf.function(self._encode, input_signature=[spec])
         self.serve = tf.function(self._serve, input_signature=[spec])
+        self.serve_encoder_outputs = tf.function(self._serve_encoder_outputs, input_signature=[spec])
 
     def _encode(self, inputs):
         outputs = self.albert(inputs, training=False)
@@ -42,10 +46,17 @@ class EncoderModule(tf.Module):
         }
 
     def _serve(self, inputs):
+        return {name: value for name, value in self._encode(inputs).items() if name != "encoder_outputs"}
+
+    def _serve_encoder_outputs(self, inputs):
         outputs = self._encode(inputs)
         flat = {name: value for name, value in outputs.items() if name != "encoder_outputs"}
         flat.update({f"encoder_outputs_{i}": value for i, value in enumerate(outputs["encoder_outputs"])})
         return flat
+
+    def signatures(self):
+        return {"serving_default": self.serve.get_concrete_function(),
+                ENCODER_OUTPUTS_SIGNATURE: self.serve_encoder_outputs.get_concrete_function()}
 
 
 class PreprocessingModule(tf.Module):
@@ -77,22 +88,24 @@ class PreprocessingModule(tf.Module):
         return self._pack([self.tokenizer(strings)], self.default_seq_length)
 
 
-def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None):
-    """Writes `<export_dir>/encoder/<version>` and `<export_dir>/preprocessing/<version>`; returns both.
+def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None,
+                   kernels="reference"):
+    """Writes `<export_dir>/encoder/<version>` (traced with `kernels`) and
+    `<export_dir>/preprocessing/<version>`; returns both.
 
     Both get the same version (by default one above every existing version of either), so the
     preprocessing that goes with an encoder is the one with its number.
     """
     if version is None:
         version = max(next_version(os.path.join(export_dir, name)) for name in ("encoder", "preprocessing"))
-    encoder = EncoderModule(albert)
+    encoder = EncoderModule(albert, kernels=kernels)
     preprocessing = PreprocessingModule(
         spm_model_file, do_lower_case=do_lower_case, seq_length=seq_length,
         max_seq_length=albert.config.max_position_embeddings,
     )
     encoder_path = save_versioned(
         encoder, os.path.join(export_dir, "encoder"),
-        signatures={"serving_default": encoder.serve.get_concrete_function()}, version=version,
+        signatures=encoder.signatures(), version=version,
     )
     preprocessing_path = save_versioned(
         preprocessing, os.path.join(export_dir, "preprocessing"),
