@@ -169,7 +169,7 @@ def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
     with pytest.raises(evaluated_training.FineTuningDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
         training.fine_tune(task, classifier, optimizer, train, [eval_set], train_steps=4, eval_every=2,
                            output_dir=str(tmp_path))
-    assert not os.path.exists(tmp_path / training.BEST_METRICS_FILE)
+    assert not os.path.exists(tmp_path / evaluated_training.BEST_METRICS_FILE)
     assert not any(name.startswith("ckpt") for _, _, names in os.walk(tmp_path) for name in names)
 
 
@@ -559,7 +559,6 @@ def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretrainin
 
 
 def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
-    from albert_tf import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 
