@@ -112,10 +112,10 @@ def strategy_name():
 
 
 def load_config():
-    from albert_tf import AlbertConfig  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
 
     try:
-        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
+        config = model_config(FLAGS)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(f"--albert_config_file: {FLAGS.albert_config_file}: {error}") from None
     require(FLAGS.max_seq_length <= config.max_position_embeddings,

@@ -230,8 +230,7 @@ def predict(model, dev):
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     check_flags()
-    tokenizer, config = load_tokenizer_and_config(FLAGS.spm_model_file, FLAGS.albert_config_file,
-                                                  FLAGS.do_lower_case, FLAGS.max_seq_length)
+    tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
     except ValueError as error:

@@ -46,7 +46,7 @@ flags.DEFINE_string("data_dir", GLUE_SAMPLES, "GLUE directory: <data_dir>/<TASK>
                     "(default: the bundled samples).")
 flags.DEFINE_string("tfds_data_dir", None, "Read glue/<task> from this prepared TFDS directory instead.")
 flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
-flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
 flags.DEFINE_string("init_checkpoint", None,
                     "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or this script.")
 flags.DEFINE_string("output_dir", "output/glue", "Checkpoints, metrics and submission files go here.")
@@ -100,11 +100,6 @@ flags.register_multi_flags_validator(
     message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir")
 for _name in ("spm_model_file", "albert_config_file"):
     flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
-
-
-def load_model_inputs():
-    return load_tokenizer_and_config(FLAGS.spm_model_file, FLAGS.albert_config_file, FLAGS.do_lower_case,
-                                     FLAGS.max_seq_length)
 
 
 class SplitData:
@@ -203,7 +198,7 @@ def main(argv):
     require_positive_finite("learning_rate", FLAGS.learning_rate)
     if FLAGS.export_dir is not None:
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
-    tokenizer, config = load_model_inputs()
+    tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
     except ValueError as error:

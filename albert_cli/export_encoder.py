@@ -14,7 +14,8 @@ from albert_tf.cli import prefer_onednn
 prefer_onednn()  # before TensorFlow loads
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_tf import AlbertConfig, AlbertModel
+from albert_cli.fine_tuning_inputs import model_config
+from albert_tf import AlbertModel
 from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.kernels import EXPORT_KERNEL_SETS
 from albert_tf.serving.encoder_export import export_encoder
@@ -22,7 +23,7 @@ from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
+flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
 flags.DEFINE_string("init_checkpoint", None, "Original TF1 checkpoint or one from run_pretraining.py.")
 flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
 flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
@@ -36,10 +37,7 @@ flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
-    try:
-        config = AlbertConfig.from_json_file(FLAGS.albert_config_file)
-    except ValueError as error:
-        raise UsageError(f"--albert_config_file: {error}") from None
+    config = model_config(FLAGS)
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
     except ValueError as error:

@@ -5,16 +5,31 @@ from albert_tf.config import AlbertConfig
 from albert_tf.tokenization import AlbertTokenizer
 
 
-def load_tokenizer_and_config(spm_model_file, albert_config_file, do_lower_case, max_seq_length):
-    """(AlbertTokenizer, AlbertConfig); a vocabulary mismatch silently ruins results, so it is an error."""
+def model_config(flag_values):
+    """The model's `AlbertConfig` from a script's flags: `--albert_config_file` when it was given;
+    otherwise, when `--init_checkpoint` is a Hugging Face checkpoint or keras-hub preset, the config
+    it carries; otherwise the flag's default file."""
+    from albert_tf.interop.formats import foreign_config  # pylint: disable=g-import-not-at-top
+
+    if not flag_values["albert_config_file"].present and flag_values.init_checkpoint:
+        config = foreign_config(flag_values.init_checkpoint)
+        if config is not None:
+            return config
     try:
-        tokenizer = AlbertTokenizer(spm_model_file, do_lower_case=do_lower_case)
-    except ValueError as error:
-        raise UsageError(str(error)) from None  # it names spm_model_file
-    try:
-        config = AlbertConfig.from_json_file(albert_config_file)
+        return AlbertConfig.from_json_file(flag_values.albert_config_file)
     except ValueError as error:
         raise UsageError(f"--albert_config_file: {error}") from None
+
+
+def load_tokenizer_and_config(flag_values):
+    """(AlbertTokenizer, AlbertConfig) from `--spm_model_file`, `do_lower_case` and `model_config`;
+    a vocabulary mismatch silently ruins results, so it is an error."""
+    try:
+        tokenizer = AlbertTokenizer(flag_values.spm_model_file, do_lower_case=flag_values.do_lower_case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None  # it names spm_model_file
+    config = model_config(flag_values)
+    max_seq_length = flag_values.max_seq_length
     require(config.vocab_size == tokenizer.vocab_size,
             f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "
             f"{tokenizer.vocab_size} pieces")

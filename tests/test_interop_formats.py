@@ -5,7 +5,7 @@ import keras_hub
 import numpy as np
 
 import test_parity_huggingface as parity
-from albert_tf import AlbertClassifier, AlbertModel, AlbertPretrainingModel
+from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import load, save_tf1_checkpoint
 from albert_tf.interop import formats
 from albert_tf.interop.keras_hub import save_keras_hub_preset
@@ -64,3 +64,30 @@ def test_the_one_loader_reads_both_and_a_classifier_takes_the_backbone(tmp_path)
     assert load(backbone, tmp_path / "preset").format == "keras-hub preset"
     for ours, theirs in zip(backbone.weights, model.albert.weights):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
+    """No --albert_config_file: export_encoder.py (as run_classifier.py, run_pretraining.py,
+    run_squad.py and run_race.py) builds the model from the HF directory's own config.json."""
+    import os
+    import subprocess
+    import sys
+
+    from albert_tf.interop.huggingface import save_huggingface_checkpoint
+
+    config = AlbertConfig.from_json_file(os.path.join(parity.REPO, "configs", "albert_tiny.json")).replace(
+        intermediate_size=256)  # the bundled default (512) would not fit these weights
+    save_huggingface_checkpoint(AlbertModel(config), tmp_path / "hf")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+
+    def export(*args):
+        return subprocess.run([sys.executable, os.path.join(parity.REPO, "export_encoder.py"),
+                               f"--init_checkpoint={tmp_path / 'hf'}", *args],
+                              capture_output=True, text=True, env=env, cwd=str(tmp_path))
+
+    result = export(f"--export_dir={tmp_path / 'hub'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path / "hub")) == ["encoder", "preprocessing"]
+    given = export(f"--export_dir={tmp_path / 'hub2'}",
+                   f"--albert_config_file={os.path.join(parity.REPO, 'configs', 'albert_tiny.json')}")
+    assert given.returncode == 2 and "intermediate_size 256 (the model has 512)" in given.stderr  # the given file wins
