@@ -24,28 +24,22 @@ from absl import flags, logging
 
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
-from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
+from albert_tf.distribute import get_strategy, per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
-from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
+from albert_cli import task_flags
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
 from albert_tf.glue.training import build_optimizer
-from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import choose
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
-from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.race import features as race_features
 from albert_tf.race.examples import LEVELS, read_race_examples
 
 FLAGS = flags.FLAGS
 
+task_flags.define_task_flags(output_dir="output/race")
+flags.adopt_module_key_flags(task_flags)  # shown by --help
 flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}/.")
-flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
-flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
-flags.DEFINE_string("init_checkpoint", None,
-                    "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
-flags.DEFINE_string("output_dir", "output/race", "Checkpoints and metrics go here.")
-flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
-flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
 flags.DEFINE_integer("max_seq_length", 512, "Length of each [CLS] article [SEP] question+option [SEP] row.")
 flags.DEFINE_integer("max_qa_length", 128, "The question + option keeps its last this many pieces.")
 flags.DEFINE_bool("do_train", False, "Fine-tune on the train split.")
@@ -60,16 +54,6 @@ flags.DEFINE_float("learning_rate", 1e-5, "Peak learning rate (the README's v2 r
 flags.DEFINE_integer("train_step", 12000, "Number of training steps.")
 flags.DEFINE_integer("warmup_step", 1000, "Linear warmup steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 100, "Evaluate and checkpoint every this many steps.")
-flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).")
-flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
-flags.DEFINE_integer("seed", 12345, "Random seed.")
-flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
-flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
-flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
-                  "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
-flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
-flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES,
-                  "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference.")
 
 
 def check_flags():

@@ -24,16 +24,15 @@ from absl import flags, logging
 
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
-from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
+from albert_tf.distribute import get_strategy, per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
-from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
+from albert_cli import task_flags
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
 from albert_tf.glue.training import build_optimizer
-from albert_tf.kernels import KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import choose
 from albert_tf.models.question_answering_heads import END_N_TOP, START_N_TOP
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
-from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.squad_export import export_squad
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
@@ -41,16 +40,11 @@ from albert_tf.squad.prediction import answer_and_score, raw_results
 
 FLAGS = flags.FLAGS
 
+task_flags.define_task_flags(output_dir="output/squad")
+flags.adopt_module_key_flags(task_flags)  # shown by --help
 flags.DEFINE_string("train_file", None, "SQuAD JSON for training, e.g. train-v1.1.json or train-v2.0.json.")
 flags.DEFINE_string("predict_file", None, "SQuAD JSON to answer (and score, if it has answers), e.g. dev-v2.0.json.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: questions may have no answer.")
-flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
-flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the bundled tiny one).")
-flags.DEFINE_string("init_checkpoint", None,
-                    "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
-flags.DEFINE_string("output_dir", "output/squad", "Checkpoints, predictions and metrics go here.")
-flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
-flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
 flags.DEFINE_integer("max_seq_length", 384, "Length of a window: [CLS] question [SEP] paragraph part [SEP].")
 flags.DEFINE_integer("doc_stride", 128, "Pieces between the starts of a paragraph's windows.")
 flags.DEFINE_integer("max_query_length", 64, "Questions keep this many pieces at most.")
@@ -62,7 +56,6 @@ flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Epochs over the training questions (steps = questions / batch x epochs).")
 flags.DEFINE_float("warmup_proportion", 0.1, "Share of the steps with a linear warmup.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.")
-flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).")
 flags.DEFINE_integer("n_best_size", 20, "Answers kept per question in nbest_predictions.json.")
 flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in pieces.")
 flags.DEFINE_integer("start_n_top", START_N_TOP, "v2.0: start positions searched per window.")
@@ -72,15 +65,6 @@ flags.DEFINE_float("null_score_diff_threshold", None,
                    "v2.0: answer \"\" when the no-answer score reaches this. Default: the best-F1 threshold "
                    "found on --predict_file, as the original (or the one stored with the best checkpoint).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering raw text (<export_dir>/<version>/).")
-flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
-flags.DEFINE_integer("seed", 12345, "Random seed.")
-flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
-flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
-flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
-                  "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
-flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
-flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES,
-                  "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference.")
 
 
 def check_flags():

@@ -1,0 +1,30 @@
+"""The flags every SQuAD / RACE runner shares, defined once (the original's names)."""
+
+from absl import flags
+
+from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
+from albert_tf.distribute import STRATEGY_NAMES
+from albert_tf.kernels import KERNELS_FLAG_VALUES
+from albert_tf.optimization import OPTIMIZER_NAMES
+
+
+def define_task_flags(output_dir):
+    """Model, checkpoint, output and hardware flags; `output_dir` is the runner's default."""
+    flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
+    flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a "
+                        "Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
+    flags.DEFINE_string("init_checkpoint", None,
+                        "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
+    flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
+    flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
+    flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).")
+    flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
+    flags.DEFINE_integer("seed", 12345, "Random seed.")
+    flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
+    flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
+    flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
+                      "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
+    flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
+    flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "
+                      "auto = cpu when no GPU/TPU is visible, else reference.")
