@@ -20,10 +20,12 @@ from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
 from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, require_positive_finite, run_main
+from albert_tf.tensorflow_logs import quiet_tensorflow
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 OPTIMIZERS = ("lamb", "adamw")
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")

@@ -14,8 +14,10 @@ evaluates dev accuracy every --save_checkpoints_steps and keeps the best checkpo
 import os
 
 from albert_tf.cli import prefer_onednn
+from albert_tf.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 import keras
 import numpy as np
@@ -29,6 +31,7 @@ from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_b
 from albert_cli import task_flags
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
+from albert_tf import keras_predict
 from albert_tf.glue.training import build_optimizer
 from albert_tf.kernels import choose
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
@@ -103,7 +106,8 @@ def accuracies(model, splits, batch_size):
     """({"accuracy_<level>": ..., "accuracy": over all}, {level: predicted indexes})."""
     metrics, predictions, correct, total = {}, {}, 0, 0
     for split in splits:
-        logits = model.predict(split.dataset(batch_size).map(lambda inputs, label: inputs), verbose=0)
+        logits = keras_predict.predict(model, split.dataset(batch_size).map(lambda inputs, label: inputs),
+                                       f"predicting {split.level}")
         predictions[split.level] = np.argmax(logits, axis=-1)
         hits = int(np.sum(predictions[split.level] == split.labels))
         metrics[f"accuracy_{split.level}"] = hits / len(split.labels)

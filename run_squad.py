@@ -15,8 +15,10 @@ metrics in eval_results.json. See docs/squad_race.md.
 import os
 
 from albert_tf.cli import prefer_onednn
+from albert_tf.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 import keras
 import tensorflow as tf

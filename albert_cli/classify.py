@@ -13,8 +13,10 @@ import os
 import sys
 
 from albert_tf.cli import prefer_onednn
+from albert_tf.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 import keras
 import tensorflow as tf
@@ -175,7 +177,7 @@ def predict(task, classifier, tokenizer, cache_dir):
                 raise
             logging.warning("AX diagnostic set not written: %s", error)
             continue
-        logits = training.predict_logits(model, data.dataset(FLAGS.eval_batch_size))
+        logits = training.predict_logits(model, data.dataset(FLAGS.eval_batch_size), f"predicting {stem}")
         path = write_submission(job_task, stem, data.examples, logits, submission_dir)
         logging.info("wrote %s (%d rows)", path, len(data.examples))
 

@@ -10,8 +10,10 @@ import os
 from absl import flags, logging
 
 from albert_tf.cli import prefer_onednn
+from albert_tf.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.fine_tuning_inputs import model_config

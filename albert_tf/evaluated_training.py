@@ -132,7 +132,7 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     check_resumable(manager.directory, saved_model)
     if manager.latest_checkpoint:
         try:
-            manager.checkpoint.read(manager.latest_checkpoint).assert_existing_objects_matched()
+            manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
             raise ValueError(cannot_resume(manager.directory, error)) from None
         logging.info("resumed from %s", manager.latest_checkpoint)
@@ -140,5 +140,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
     if done_steps < train_steps:
         model.fit(train_dataset, epochs=math.ceil(train_steps / eval_every), initial_epoch=done_steps // eval_every,
-                  steps_per_epoch=eval_every, callbacks=[callback], verbose=0)
+                  steps_per_epoch=eval_every, callbacks=[callback], verbose=0,
+                  shuffle=False)  # the dataset shuffles itself
     return callback.best

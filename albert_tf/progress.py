@@ -2,10 +2,38 @@
 
 Ours rather than tqdm's: in logs (CI, nohup, Kubernetes) it prints whole lines, where tqdm
 writes carriage returns into the file, and it adds task-specific numbers after the ETA.
+On a terminal the line is rewritten in place; a log record (absl, logging) or another progress
+line first ends it, so nothing is glued onto it.
 """
 
+import logging
 import sys
 import time
+
+_open_line = []  # the Progress whose line is open on a terminal (at most one)
+
+
+def end_open_line():
+    """Ends the progress line left open on a terminal, if any (before other output)."""
+    if _open_line:
+        _open_line[0].end_line()
+
+
+class _EndOpenLine(logging.Filter):
+    """A handler filter that ends an open progress line before the record is written."""
+
+    def filter(self, record):
+        end_open_line()
+        return True
+
+
+_END_OPEN_LINE = _EndOpenLine()
+
+
+def _end_open_line_before_logs():
+    for handler in logging.getLogger().handlers:
+        if _END_OPEN_LINE not in handler.filters:
+            handler.addFilter(_END_OPEN_LINE)
 
 
 def format_duration(seconds):
@@ -32,6 +60,7 @@ class Progress:
         self.start = time.monotonic()
         self._last_print = 0.0
         self._printed_done = None
+        self._line_open = False
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
 
     def update(self, count=1, extra="", force=False):
@@ -57,13 +86,27 @@ class Progress:
         """Prints the final line, unless the last line printed already had the final count."""
         if self._printed_done != self.done:
             self._print(self.line(extra), final=True)
-        elif self._tty:
+        else:
+            self.end_line()
+
+    def end_line(self):
+        """Ends this progress line if it is open on a terminal (the next update starts a new one)."""
+        if self._line_open:
             self.stream.write("\n")
+            self.stream.flush()
+            self._line_open = False
+            _open_line.clear()
 
     def _print(self, text, final):
         self._printed_done = self.done
         if self._tty:
+            if not (_open_line and _open_line[0] is self):
+                end_open_line()
             self.stream.write("\r" + text + ("\n" if final else ""))
+            self._line_open = not final
+            _open_line[:] = [self] if self._line_open else []
+            _end_open_line_before_logs()
         else:
+            end_open_line()
             self.stream.write(text + "\n")
         self.stream.flush()

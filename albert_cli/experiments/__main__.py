@@ -13,9 +13,11 @@ import sys
 from absl import flags
 
 from albert_tf.cli import UsageError, prefer_onednn, require, run_main
+from albert_tf.tensorflow_logs import quiet_tensorflow
 from albert_cli.experiments import EXPERIMENTS
 
 prefer_onednn()  # before TensorFlow loads
+quiet_tensorflow()
 
 # Setup fields a flag can override (default None: the experiment's own default).
 OVERRIDABLE = {

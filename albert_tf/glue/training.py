@@ -6,7 +6,7 @@ import collections
 import keras
 import numpy as np
 
-from albert_tf import evaluated_training
+from albert_tf import evaluated_training, keras_predict
 from albert_tf.glue.metrics import task_metrics
 from albert_tf.optimization import create_optimizer
 
@@ -19,16 +19,17 @@ def logits_model(classifier):
     return keras.Model(classifier.input, classifier.output["logits"], name="logits_model")
 
 
-def predict_logits(model, dataset):
-    """Logits [N, num_labels] of a (features, label) dataset, in dataset order."""
-    return model.predict(dataset.map(lambda features, label: features), verbose=0)
+def predict_logits(model, dataset, label="predicting"):
+    """Logits [N, num_labels] of a (features, label) dataset, in dataset order (progress as `label`)."""
+    return keras_predict.predict(model, dataset.map(lambda features, label: features), label)
 
 
 def evaluate(task, model, eval_sets):
     """The task's metrics on every dev split, names prefixed ("mismatched_accuracy" for MNLI-mm)."""
     results = {}
     for eval_set in eval_sets:
-        metrics = task_metrics(task, eval_set.labels, predict_logits(model, eval_set.dataset))
+        logits = predict_logits(model, eval_set.dataset, f"evaluating {task.name} {eval_set.prefix}dev")
+        metrics = task_metrics(task, eval_set.labels, logits)
         results.update({eval_set.prefix + name: value for name, value in metrics.items()})
     return results
 

@@ -2,12 +2,13 @@
 
 import numpy as np
 
+from albert_tf import keras_predict
 from albert_tf.squad import evaluation, postprocess
 
 
 def raw_results(model, dataset, features):
     """{unique_id: {output name: value}} for `features` (in the order of `dataset`, their file)."""
-    outputs = model.predict(dataset.map(lambda inputs, labels: inputs), verbose=0)
+    outputs = keras_predict.predict(model, dataset.map(lambda inputs, labels: inputs), "predicting answers")
     outputs = {name: np.asarray(value) for name, value in outputs.items()}
     if len(next(iter(outputs.values()))) != len(features):
         raise ValueError(f"{len(features)} features but the model gave {len(next(iter(outputs.values())))} results")
