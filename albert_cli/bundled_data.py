@@ -43,7 +43,7 @@ def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_f
     split_documents(PRETRAINING_CORPUS, text["train"], text["heldout"], heldout_documents)
     for split in names:
         sys.stderr.write(f"building the {split} data from the bundled corpus sample: {records[split]}\n")
-        build(num_workers=1, show_progress=False, input_file=text[split], output_file=records[split],
+        build(num_workers=1, input_file=text[split], output_file=records[split],
               spm_model_file=SPM_MODEL, max_seq_length=max_seq_length,
               max_predictions_per_seq=max_predictions_per_seq, dupe_factor=dupe_factor, random_seed=random_seed)
     return records["train"], records["heldout"]

@@ -101,11 +101,11 @@ def build(num_workers=0, show_progress=True, **settings):
         for stale in stale_temporaries(files, plan.output_files[shard_index]):
             files.delete(stale)
 
-    progress = _ChunkProgress(sum(len(plan.shard_chunks(i)) for i in pending), show_progress)
+    progress = _PassProgress(sum(len(plan.shard_chunks(i)) for i in pending) * plan.dupe_factor, show_progress)
     num_workers = min(num_workers or os.cpu_count() or 1, len(pending))
     if num_workers <= 1:
         for shard_index in pending:
-            total.merge(local_builder.build(shard_index, on_chunk=progress.chunk_done)[0])
+            total.merge(local_builder.build(shard_index, on_pass=progress.pass_done)[0])
     else:
         for shard_stats in _build_in_pool(plan, pending, num_workers, progress):
             total.merge(shard_stats)
@@ -127,15 +127,15 @@ def _warn_if_binary(summary):
                         "than text? (see non_utf8_lines in the statistics file)", bad, lines)
 
 
-class _ChunkProgress:
-    """Chunks done (with ETA), plus documents and instances per second."""
+class _PassProgress:
+    """Passes over a chunk done (--dupe_factor per chunk; with ETA), plus documents and instances per second."""
 
-    def __init__(self, num_chunks, enabled):
-        self._progress = Progress("create_pretraining_data", total=num_chunks, unit="chunks") if enabled else None
+    def __init__(self, num_passes, enabled):
+        self._progress = Progress("create_pretraining_data", total=num_passes, unit="passes") if enabled else None
         self.documents = 0
         self.instances = 0
 
-    def chunk_done(self, documents, instances):
+    def pass_done(self, documents, instances):
         self.documents += documents
         self.instances += instances
         if self._progress is not None:
@@ -159,12 +159,12 @@ def _build_in_pool(plan, shard_indices, num_workers, progress):
         results = [pool.apply_async(_build_shard_in_worker, (index,)) for index in shard_indices]
         while not all(result.ready() for result in results):
             try:
-                progress.chunk_done(*messages.get(timeout=0.2))
+                progress.pass_done(*messages.get(timeout=0.2))
             except queue.Empty:
                 pass
         try:
             while True:
-                progress.chunk_done(*messages.get(timeout=0.1))
+                progress.pass_done(*messages.get(timeout=0.1))
         except queue.Empty:
             pass
         for result in results:
@@ -181,7 +181,7 @@ def _start_worker(plan, messages):
 
 def _build_shard_in_worker(shard_index):
     stats, _ = _worker["builder"].build(
-        shard_index, on_chunk=lambda documents, instances: _worker["messages"].put((documents, instances)))
+        shard_index, on_pass=lambda documents, instances: _worker["messages"].put((documents, instances)))
     return stats.to_dict()
 
 

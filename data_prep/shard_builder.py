@@ -48,8 +48,9 @@ class ShardBuilder:
             return None
         return PretrainingStats.from_dict(record["stats"])
 
-    def build(self, shard_index, on_chunk=None):
-        """Returns (stats, skipped). `on_chunk(documents, instances)` is called after each chunk."""
+    def build(self, shard_index, on_pass=None):
+        """Returns (stats, skipped). `on_pass(documents, instances)` is called after each pass over
+        a chunk (`dupe_factor` per chunk; its documents are counted at the first)."""
         stats = self.completed_stats(shard_index)
         if stats is not None:
             return stats, True
@@ -61,17 +62,17 @@ class ShardBuilder:
         with atomic_write(self.files, plan.output_files[shard_index]) as handle:
             for chunk in plan.shard_chunks(shard_index):
                 documents_before = stats.counts["documents"]
-                instances_before = stats.counts["instances"]
                 documents = corpus.read_documents(self.files, chunk, tokenizer, stats)
                 for dupe_index in range(plan.dupe_factor):
+                    instances_before = stats.counts["instances"]
                     rng = random.Random(chunk_seed(plan.random_seed, chunk.index, dupe_index))
                     records = [tfrecord.frame_record(self.encoder.encode(instance))
                                for instance in instance_builder.instances(documents, rng)]
                     rng.shuffle(records)
                     handle.write(b"".join(records))
-                if on_chunk is not None:
-                    on_chunk(stats.counts["documents"] - documents_before,
-                             stats.counts["instances"] - instances_before)
+                    if on_pass is not None:
+                        on_pass(stats.counts["documents"] - documents_before if dupe_index == 0 else 0,
+                                stats.counts["instances"] - instances_before)
             sidecar = {"fingerprint": plan.shard_fingerprint(shard_index),
                        "output_file": plan.output_files[shard_index], "stats": stats.to_dict()}
             with atomic_write(self.files, plan.shard_sidecar(shard_index)) as sidecar_handle:

@@ -14,6 +14,10 @@ each under a temporary name until complete.
 import io
 import os
 
+from albert_tf.tensorflow_logs import quiet_tensorflow
+
+quiet_tensorflow()  # before TensorFlow loads
+
 import sentencepiece as spm
 import tensorflow as tf
 from absl import flags
