@@ -6,8 +6,10 @@ On a terminal the line is rewritten in place; a log record (absl, logging) or an
 line first ends it, so nothing is glued onto it.
 """
 
+import contextlib
 import logging
 import sys
+import threading
 import time
 
 _open_line = []  # the Progress whose line is open on a terminal (at most one)
@@ -110,3 +112,31 @@ class Progress:
             end_open_line()
             self.stream.write(text + "\n")
         self.stream.flush()
+
+
+@contextlib.contextmanager
+def working(label, interval=10.0, stream=None):
+    """For work that cannot be counted (one long library call, e.g. writing a SavedModel): a line
+    when it starts, one every `interval` seconds with the time so far, and one when it ends."""
+    stream = stream or sys.stderr
+    start = time.monotonic()
+    stopped = threading.Event()
+
+    def say(text):
+        end_open_line()
+        stream.write(f"{label}: {text}, elapsed {format_duration(time.monotonic() - start)}\n")
+        stream.flush()
+
+    def beat():
+        while not stopped.wait(interval):
+            say("working")
+
+    say("started")
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stopped.set()
+        thread.join()
+    say("done")

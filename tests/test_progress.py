@@ -1,8 +1,9 @@
 """The progress line: counts, rate and ETA, and no duplicated final line."""
 
 import io
+import time
 
-from albert_tf.progress import Progress, format_duration
+from albert_tf.progress import Progress, format_duration, working
 
 
 def test_progress_lines_show_count_rate_and_eta():
@@ -32,3 +33,23 @@ def test_close_does_not_repeat_the_last_line():
 def test_format_duration():
     assert format_duration(59) == "00:59"
     assert format_duration(3723) == "1:02:03"
+
+
+def test_working_prints_start_heartbeats_and_end():
+    stream = io.StringIO()
+    with working("writing", interval=0.05, stream=stream):
+        time.sleep(0.2)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("writing: started, elapsed 00:00")
+    assert lines[-1].startswith("writing: done, elapsed 00:00")
+    assert len(lines) >= 3 and all(line.startswith("writing: working, elapsed") for line in lines[1:-1])
+
+
+def test_working_says_nothing_more_after_a_failure():
+    stream = io.StringIO()
+    try:
+        with working("writing", interval=10.0, stream=stream):
+            raise OSError("disk full")
+    except OSError:
+        pass
+    assert stream.getvalue().splitlines() == ["writing: started, elapsed 00:00"]

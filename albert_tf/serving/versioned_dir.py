@@ -6,6 +6,7 @@ import time
 import tensorflow as tf
 
 from albert_tf.io_utils import atomic_output
+from albert_tf.progress import working
 
 
 def next_version(export_dir):
@@ -24,6 +25,6 @@ def save_versioned(module, export_dir, signatures=None, version=None):
     tf.io.gfile.makedirs(export_dir)
     version = next_version(export_dir) if version is None else version
     path = os.path.join(export_dir, str(version))
-    with atomic_output(path) as tmp:
+    with atomic_output(path) as tmp, working(f"writing the SavedModel {path}"):
         tf.saved_model.save(module, tmp, signatures=signatures)
     return path
