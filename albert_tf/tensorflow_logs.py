@@ -106,6 +106,12 @@ class _TensorFlowStartupFilter(importlib.abc.MetaPathFinder):
 
     def filtered(self, action):
         """Runs `action()` with what it writes to stderr filtered; returns its result."""
+        try:
+            os.fstat(2)
+        except OSError:  # no standard error to filter
+            return action()
+        if sys.stderr is None:
+            return action()
         captured = []
         try:
             with _captured_stderr() as captured:
