@@ -23,7 +23,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the issue saw: Keras' and TensorFlow's false or pointless warnings, and the start-up lines.
 FALSE_WARNINGS = ("ran out of data", "shuffle=True", "retracing", "unrestored values", "save_counter",
                   "cuInit", "All log messages before absl::InitializeLog", "Sharding callback duration")
-CPP_LOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [^ \]]+:\d+\] ")
+# TensorFlow's C++ log lines ("I0000 00:00:<unix time> <thread> file:line] "); absl's Python
+# lines carry the date and time instead.
+CPP_LOG_LINE = re.compile(r"^[IWEF]0000 00:00:\d+\.\d+ +\d+ [^ \]]+:\d+\] ")
 LOG_PREFIX_ANYWHERE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ ")
 PROGRESS_LINE = re.compile(r"^[^:]+: \d+(/\d+)? [\w-]+, \d+\.\d [\w-]+/s, (ETA [\d:]+, )?elapsed [\d:]+(, .*)?$")
 
@@ -111,7 +113,7 @@ def check_stderr(stderr):
     lines = stderr.splitlines()
     assert not [phrase for phrase in FALSE_WARNINGS if phrase in stderr], stderr
     cpp_lines = [CPP_LOG_LINE.sub("", line) for line in lines if CPP_LOG_LINE.match(line)]
-    assert not [line for line in lines if re.match(r"^[IW]\d{4} \d\d:\d\d:\d+\.", line)], stderr
+    assert not [line for line in lines if CPP_LOG_LINE.match(line) and line[0] in "IW"], stderr
     assert not [line for line, count in collections.Counter(cpp_lines).items() if count > 1], stderr
     progress_lines = [line for line in lines if "elapsed " in line]
     assert progress_lines, stderr
