@@ -92,7 +92,8 @@ class _TensorFlowStartupFilter(importlib.abc.MetaPathFinder):
         self.no_cuda_driver = False
 
     def find_spec(self, name, path, target=None):
-        if not (name == "tensorflow" or name.startswith("tensorflow.") and name.rsplit(".", 1)[-1].startswith("_pywrap")):
+        extension = name.startswith("tensorflow.") and name.rsplit(".", 1)[-1].startswith("_pywrap")
+        if not (name == "tensorflow" or extension):
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
