@@ -14,12 +14,8 @@ from albert_tf.cli import prefer_onednn
 prefer_onednn()  # before TensorFlow loads
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_cli.fine_tuning_inputs import model_config
-from albert_tf import AlbertModel
 from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.kernels import EXPORT_KERNEL_SETS
-from albert_tf.serving.encoder_export import export_encoder
-from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
@@ -37,6 +33,12 @@ flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
+    # TensorFlow loads only past --help and the flag checks.
+    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+    from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
+    from albert_tf.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
+
     config = model_config(FLAGS)
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)

@@ -22,15 +22,13 @@ import sys
 from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
+from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 prefer_onednn()  # before TensorFlow loads
 
-OPTIMIZERS = ("lamb", "adamw")
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 SUMMARY_FILE = "pretraining_summary.json"
 # Exit status after a SIGTERM stop (128 + 15, what the signal itself would give): the run is
 # incomplete but saved; rerunning the same command resumes it.
@@ -49,7 +47,7 @@ flags.DEFINE_bool("do_train", True, "Train. Original: True.")
 flags.DEFINE_bool("do_eval", True, "Evaluate after training (on --eval_input_file). Original: False.")
 flags.DEFINE_integer("train_batch_size", 32, "GLOBAL batch (all replicas, all accumulation steps). Original: 4096.", lower_bound=1)
 flags.DEFINE_integer("eval_batch_size", 32, "Global evaluation batch. Original: 64.", lower_bound=1)
-flags.DEFINE_enum("optimizer", "lamb", OPTIMIZERS, "Original: lamb.")
+flags.DEFINE_enum("optimizer", "lamb", OPTIMIZER_NAMES, "Original: lamb.")
 flags.DEFINE_float("learning_rate", 0.01, "Peak learning rate. Original: 0.00176 (for batch 4096).")
 flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay. Original: 1.0.")
 flags.DEFINE_integer("num_train_steps", 1000, "Optimizer steps. Original: 125000.", lower_bound=1)
@@ -67,10 +65,10 @@ flags.DEFINE_string("tpu_zone", None, "Cloud TPU zone.")
 flags.DEFINE_string("gcp_project", None, "Cloud project of the TPU.")
 flags.DEFINE_string("master", None, "TPU master address; used when --tpu_name is not given.")
 # --- Ours.
-flags.DEFINE_enum("strategy", None, STRATEGIES, "Distribution strategy. Default: tpu if a TPU is named, multi_worker_mirrored if TF_CONFIG lists several tasks, mirrored for several GPUs, else one_device.")
+flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "Distribution strategy. Default: tpu if a TPU is named, multi_worker_mirrored if TF_CONFIG lists several tasks, mirrored for several GPUs, else one_device.")
 flags.DEFINE_integer("num_cpu_devices", 1, "Split the CPU into this many logical devices (mirrored replicas without GPUs: tests, CPU benchmarks).", lower_bound=1)
 flags.DEFINE_string("eval_input_file", None, "Held-out TFRecords for evaluation. Default: the bundled held-out split, or --input_file (as the original did) when that is given.")
-flags.DEFINE_enum("mixed_precision", "float32", PRECISIONS, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
+flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
 flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference (use reference with --jit_compile on GPU/TPU).")
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.", lower_bound=1)
