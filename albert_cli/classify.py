@@ -19,6 +19,8 @@ prefer_onednn()  # before TensorFlow loads
 from absl import flags, logging
 
 from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
+from albert_cli import export_version
+from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_tf.choices import OPTIMIZER_NAMES, PADDING_MODES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
@@ -58,6 +60,8 @@ flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the orig
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
+define_export_version_flag()
+flags.adopt_module_key_flags(export_version)  # shown by --help
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
@@ -198,8 +202,8 @@ def export(task, classifier, config):
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
                              do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-                             kernels=FLAGS.export_kernels)
-    logging.info("exported the serving SavedModel to %s", path)
+                             version=FLAGS.export_version, kernels=FLAGS.export_kernels)
+    print(f"exported the serving SavedModel to {path}")
 
 
 def main(argv):
@@ -217,6 +221,7 @@ def main(argv):
     require_positive_finite("learning_rate", FLAGS.learning_rate)
     if FLAGS.export_dir is not None:
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
+        check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)

@@ -170,6 +170,38 @@ def data_error(error, files, flag, config):
     return UsageError(f"--{flag}: bad pretraining data ({where}); stopped, nothing saved after it")
 
 
+def previous_run(output_dir):
+    """(summary of the last completed run or None, {step: eval record} of metrics.jsonl): what a
+    rerun or a resumed run reuses instead of evaluating again."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_tf.pretraining.metrics_log import read_metrics  # pylint: disable=g-import-not-at-top
+
+    path = os.path.join(output_dir, SUMMARY_FILE)
+    summary = None
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as handle:
+            summary = json.load(handle)
+    evaluations = {record["step"]: {key: value for key, value in record.items() if key not in ("split", "time")}
+                   for record in read_metrics(output_dir) if record["split"] == "eval"}
+    return summary, evaluations
+
+
+def start_message(run, finished):
+    """One line: what the output directory holds and what this run will do with it."""
+    where = FLAGS.output_dir
+    if run.restored_step is None:
+        start = "--init_checkpoint's weights" if FLAGS.init_checkpoint else "a fresh model"
+        return (f"no checkpoint in {where}: training {start} from step 0 to step {FLAGS.num_train_steps}"
+                if FLAGS.do_train else f"no checkpoint in {where}: evaluating {start}")
+    found = f"{os.path.basename(run.manager.latest_checkpoint)} (step {run.restored_step}) in {where}"
+    if not FLAGS.do_train:
+        return f"evaluating {found}"
+    if finished:
+        return f"finished run: {found} is the last step (--num_train_steps={FLAGS.num_train_steps}); nothing to train"
+    return f"resuming from {found}: training to step {FLAGS.num_train_steps}"
+
+
 @contextlib.contextmanager
 def sigterm_stops(what):
     """SIGTERM ends the process at once while `what` runs (it saves nothing, so nothing is lost):
@@ -191,6 +223,8 @@ def sigterm_stops(what):
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require_output_dir("output_dir", FLAGS.output_dir)
+    if FLAGS.eval_input_file and not FLAGS.do_eval:
+        sys.stderr.write("warning: --eval_input_file is not read: --do_eval is false (add --do_eval to evaluate)\n")
     name = strategy_name()
 
     import keras  # pylint: disable=g-import-not-at-top
@@ -250,7 +284,18 @@ def main(argv):
             raise UsageError(f"--init_checkpoint: {error}") from None
         sys.stderr.write(f"{report}\n")
 
+    finished = FLAGS.do_train and run.restored_step is not None and run.restored_step >= FLAGS.num_train_steps
+    sys.stderr.write(start_message(run, finished) + "\n")
+    previous_summary, evaluations = previous_run(FLAGS.output_dir)
+    if finished and previous_summary and previous_summary.get("final_step") == trainer.step and (
+            not FLAGS.do_eval or previous_summary.get("eval", {}).get("step") == trainer.step):
+        sys.stderr.write(f"nothing to do: its summary is {os.path.join(FLAGS.output_dir, SUMMARY_FILE)}\n")
+        print(json.dumps(previous_summary, indent=2))
+        return
+
     summary = {"strategy": type(strategy).__name__, "replicas": strategy.num_replicas_in_sync, "train_files": train_files}
+    if FLAGS.do_train and 0 in evaluations:  # the evaluation before step 0 of an earlier attempt of this run
+        summary["eval_initial"] = evaluations[0]
     evaluate = None
     if FLAGS.do_eval:
         if eval_files == train_files:
@@ -270,10 +315,15 @@ def main(argv):
                              f"mlm_acc {values['masked_lm_accuracy']:.4f}, sop_acc {values['sentence_order_accuracy']:.4f}\n")
             return summary["eval"]
 
-        if FLAGS.do_train and run.restored_step is None:
+        if FLAGS.do_train and run.restored_step is None and "eval_initial" not in summary:
             # The starting point, so that the summary shows what training changed on held-out data.
             summary["eval_initial"] = evaluate()
-    if FLAGS.do_train:
+    if finished:  # stopped after its last checkpoint: only the evaluation and summary are left
+        summary.update(step=trainer.step, stopped_by=None, checkpoint=run.manager.latest_checkpoint)
+        if FLAGS.do_eval and trainer.step in evaluations:
+            summary["eval"] = evaluations[trainer.step]
+        summary = dict(previous_summary or {}, **summary)
+    elif FLAGS.do_train:
         try:
             outcome = run.train(evaluate, FLAGS.eval_every_steps)
         except TrainingDiverged as error:

@@ -65,7 +65,7 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
     result = run_classifier(
         f"--task_name={task_name}", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-        f"--export_dir={export_dir}", "--do_train", "--do_eval", "--do_predict", "--train_step=4",
+        f"--export_dir={export_dir}", "--export_version=1", "--do_train", "--do_eval", "--do_predict", "--train_step=4",
         "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=64", "--learning_rate=1e-3",
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -85,8 +85,9 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     test_rows = [line.split("\t") for line in open(os.path.join(data_dir, task_dir, "test.tsv")).read().splitlines()]
     assert [row[0] for row in rows[1:]] == [row[0] for row in test_rows[1:]]
 
-    (version,) = os.listdir(export_dir)
-    served = tf.saved_model.load(os.path.join(export_dir, version)).signatures["serving_default"]
+    assert os.listdir(export_dir) == ["1"]  # the path the docs' commands name
+    assert f"exported the serving SavedModel to {os.path.join(export_dir, '1')}" in result.stdout.splitlines()
+    served = tf.saved_model.load(os.path.join(export_dir, "1")).signatures["serving_default"]
     columns = {"SST-2": (1,), "MRPC": (3, 4), "STS-B": (7, 8)}[task_name]
     texts = {name: tf.constant([row[c] for row in test_rows[1:]]) for name, c in zip(text_inputs, columns)}
     outputs = served(**texts)
@@ -395,6 +396,8 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
     assert sorted(os.listdir(export_dir)) == ["encoder", "preprocessing"]
     (version,) = os.listdir(os.path.join(export_dir, "encoder"))
     assert version.isdigit() and os.listdir(os.path.join(export_dir, "preprocessing")) == [version]
+    assert result.stdout.splitlines()[-1] == (f"exported {os.path.join(export_dir, 'encoder', version)} and "
+                                              f"{os.path.join(export_dir, 'preprocessing', version)}")
 
     preprocessing = tf.saved_model.load(os.path.join(export_dir, "preprocessing", version))
     encoder = tf.saved_model.load(os.path.join(export_dir, "encoder", version))
@@ -445,3 +448,17 @@ def test_bad_checkpoint_config_or_vocabulary_is_one_line_with_exit_code_2(tmp_pa
         last = result.stderr.strip().splitlines()[-1]
         assert last.startswith(expected) and len(last) < 500, last
     assert not os.path.exists(tmp_path / "hub")
+
+
+@pytest.mark.parametrize("run, model_dir, flags", [
+    (run_classifier, "", ["--do_eval", "--output_dir={tmp_path}/out"]),
+    (run_export_encoder, "preprocessing", ["--init_checkpoint={tmp_path}/never_read"])])
+def test_an_existing_export_version_is_refused_before_any_work(tmp_path, run, model_dir, flags):
+    existing = tmp_path / "export" / model_dir / "1"
+    existing.mkdir(parents=True)
+    result = run(*[flag.format(tmp_path=tmp_path) for flag in flags], f"--export_dir={tmp_path / 'export'}",
+                 "--export_version=1")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith(f"error: --export_version: {existing} exists")
+    assert not (tmp_path / "out").exists() and os.listdir(existing) == []

@@ -135,3 +135,46 @@ def test_paper_flagfile_gives_the_originals_defaults():
         "save_checkpoints_steps": 5000, "keep_checkpoint_max": 5, "iterations_per_loop": 1000, "max_eval_steps": 100,
     }
     assert {name: values[name] for name in expected} == expected
+
+
+@pytest.mark.slow
+def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
+    output_dir = tmp_path / "out"
+    metrics_file, summary_file = output_dir / "metrics.jsonl", output_dir / "pretraining_summary.json"
+
+    def run(num_train_steps):
+        result = run_script(small_run_flags(tmp_path, str(output_dir), num_train_steps=num_train_steps, do_eval=True,
+                                            iterations_per_loop=1, save_checkpoints_steps=2, max_eval_steps=1))
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result
+
+    def eval_steps():
+        return [record["step"] for record in map(json.loads, metrics_file.read_text().splitlines())
+                if record["split"] == "eval"]
+
+    first = run(2)
+    assert f"no checkpoint in {output_dir}: training a fresh model from step 0 to step 2" in first.stderr
+    metrics, summary = metrics_file.read_text(), json.loads(summary_file.read_text())
+    assert eval_steps() == [0, 2] and summary["eval_initial"]["step"] == 0 and summary["eval"]["step"] == 2
+
+    again = run(2)  # the same command: nothing is trained, evaluated or recorded again
+    assert (f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--num_train_steps=2); "
+            "nothing to train") in again.stderr
+    assert "evaluation at step" not in again.stderr and "0 steps" not in again.stderr
+    assert metrics_file.read_text() == metrics and json.loads(summary_file.read_text()) == summary
+    assert json.loads(again.stdout) == summary
+
+    resumed = run(4)
+    assert f"resuming from ckpt-2 (step 2) in {output_dir}: training to step 4" in resumed.stderr
+    resumed_summary = json.loads(summary_file.read_text())
+    assert eval_steps() == [0, 2, 4] and resumed_summary["eval_initial"] == summary["eval_initial"]
+
+    # Stopped after its last checkpoint, before the summary: only the summary is written.
+    summary_file.unlink()
+    metrics = metrics_file.read_text()
+    completed = run(4)
+    assert "finished run: ckpt-4 (step 4)" in completed.stderr and "evaluation at step" not in completed.stderr
+    assert metrics_file.read_text() == metrics
+    completed_summary = json.loads(summary_file.read_text())
+    assert completed_summary["final_step"] == 4 and completed_summary["eval"]["step"] == 4
+    assert completed_summary["eval_initial"] == summary["eval_initial"]
