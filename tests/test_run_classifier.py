@@ -462,3 +462,23 @@ def test_an_existing_export_version_is_refused_before_any_work(tmp_path, run, mo
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert error.startswith(f"error: --export_version: {existing} exists")
     assert not (tmp_path / "out").exists() and os.listdir(existing) == []
+
+
+@pytest.mark.slow
+def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=8, splits=("train", "dev"))
+    output_dir = tmp_path / "out"
+
+    def run(train_step):
+        result = run_classifier("--task_name=MRPC", f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_train",
+                                f"--train_step={train_step}", "--save_checkpoints_steps=2", *TINY_RUN)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result.stderr
+
+    assert f"no checkpoint in {output_dir}: fine-tuning from step 0 to step 2" in run(2)
+    history = (output_dir / "eval_history.json").read_text()
+    assert (f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--train_step=2); nothing to train"
+            in run(2))
+    assert (output_dir / "eval_history.json").read_text() == history  # nothing evaluated or recorded again
+    assert f"resuming from ckpt-2 (step 2) in {output_dir}: fine-tuning to step 4" in run(4)
+    assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]

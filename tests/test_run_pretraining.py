@@ -144,7 +144,8 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
 
     def run(num_train_steps):
         result = run_script(small_run_flags(tmp_path, str(output_dir), num_train_steps=num_train_steps, do_eval=True,
-                                            iterations_per_loop=1, save_checkpoints_steps=2, max_eval_steps=1))
+                                            iterations_per_loop=1, save_checkpoints_steps=2, max_eval_steps=1),
+                            timeout=900)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
         return result
 
@@ -178,3 +179,12 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
     completed_summary = json.loads(summary_file.read_text())
     assert completed_summary["final_step"] == 4 and completed_summary["eval"]["step"] == 4
     assert completed_summary["eval_initial"] == summary["eval_initial"]
+
+
+def test_an_eval_file_with_evaluation_off_is_warned_about(tmp_path):
+    # The missing --input_file stops the run right after the warning.
+    result = run_script([f"--output_dir={tmp_path}", "--do_eval=false", f"--eval_input_file={tmp_path}/heldout.tfrecord",
+                         "--input_file=/nonexistent/*.tfrecord"], timeout=120)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --eval_input_file is not read: --do_eval is false (add --do_eval to evaluate)"]
+    assert result.returncode == 2
