@@ -450,20 +450,6 @@ def test_bad_checkpoint_config_or_vocabulary_is_one_line_with_exit_code_2(tmp_pa
     assert not os.path.exists(tmp_path / "hub")
 
 
-@pytest.mark.parametrize("run, model_dir, flags", [
-    (run_classifier, "", ["--do_eval", "--output_dir={tmp_path}/out"]),
-    (run_export_encoder, "preprocessing", ["--init_checkpoint={tmp_path}/never_read"])])
-def test_an_existing_export_version_is_refused_before_any_work(tmp_path, run, model_dir, flags):
-    existing = tmp_path / "export" / model_dir / "1"
-    existing.mkdir(parents=True)
-    result = run(*[flag.format(tmp_path=tmp_path) for flag in flags], f"--export_dir={tmp_path / 'export'}",
-                 "--export_version=1")
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert error.startswith(f"error: --export_version: {existing} exists")
-    assert not (tmp_path / "out").exists() and os.listdir(existing) == []
-
-
 @pytest.mark.slow
 def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
     data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=8, splits=("train", "dev"))
