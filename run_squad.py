@@ -28,7 +28,8 @@ from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_ou
                            require_positive_finite, run_main)
 from albert_tf.distribute import get_strategy, per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
-from albert_cli import task_flags
+from albert_cli import export_version, task_flags
+from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
 from albert_tf.io_utils import write_json
 from albert_tf.glue.training import build_optimizer
@@ -67,6 +68,8 @@ flags.DEFINE_float("null_score_diff_threshold", None,
                    "v2.0: answer \"\" when the no-answer score reaches this. Default: the best-F1 threshold "
                    "found on --predict_file, as the original (or the one stored with the best checkpoint).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering raw text (<export_dir>/<version>/).")
+define_export_version_flag()
+flags.adopt_module_key_flags(export_version)  # shown by --help
 
 
 def check_flags():
@@ -193,8 +196,9 @@ def export(model, config, threshold):
     exported.set_weights(model.get_weights())  # float32: portable to every TF Serving build and device
     path = export_squad(exported, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
                         max_seq_length=FLAGS.max_seq_length, max_query_length=FLAGS.max_query_length,
-                        max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold)
-    logging.info("exported the serving SavedModel to %s", path)
+                        max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold,
+                        version=FLAGS.export_version)
+    print(f"exported the serving SavedModel to {path}")
 
 
 def predict(model, dev):
@@ -225,6 +229,7 @@ def main(argv):
     require_output_dir("output_dir", FLAGS.output_dir)
     if FLAGS.export_dir is not None:
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
+        check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     dev = SquadData("predict_file", False, tokenizer, cache_dir)
     if FLAGS.do_train:
         train(config, strategy, tokenizer, cache_dir, dev)

@@ -1,6 +1,6 @@
 """Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py).
 
-    albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \
+    albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \\
         --output_dir=output/glue/SST-2 --export_dir=output/glue/SST-2/export
 
 (`python run_classifier.py ...` in a checkout). Defaults point at the bundled data (data/glue,
@@ -18,28 +18,21 @@ from albert_tf.tensorflow_logs import quiet_tensorflow
 prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
 
-import keras
-import tensorflow as tf
 from absl import flags, logging
 
-from albert_cli.fine_tuning_inputs import load_tokenizer_and_config
 from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
-from albert_tf import AlbertClassifier
+from albert_cli import export_version
+from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
+from albert_tf.choices import OPTIMIZER_NAMES, PADDING_MODES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
-from albert_tf.distribute import STRATEGY_NAMES, get_strategy, per_replica_batch_size
-from albert_tf.glue import features as glue_features
-from albert_tf import evaluated_training
-from albert_tf.glue import training
-from albert_tf.glue.examples import read_examples
-from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.recipes import paper_recipe
-from albert_tf.glue.submission import write_submission
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
 from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
-from albert_tf.optimization import OPTIMIZER_NAMES
-from albert_tf.serving.classifier_export import export_classifier
+
+# TensorFlow and the modules that need it are imported where they are used, so that --help and
+# the flag checks answer at once.
 
 FLAGS = flags.FLAGS
 
@@ -69,16 +62,18 @@ flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the orig
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
+define_export_version_flag()
+flags.adopt_module_key_flags(export_version)  # shown by --help
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
 flags.DEFINE_integer("seed", 12345, "First random seed.")
-flags.DEFINE_enum("padding", "dynamic", glue_features.PADDING_MODES,
+flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
                   "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
                   "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
 flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
-flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
+flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES,
                   "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
 flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
 flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "
@@ -108,6 +103,9 @@ class SplitData:
     """One split read, featurized (cached) and ready to batch."""
 
     def __init__(self, task, split, tokenizer, cache_dir):
+        from albert_tf.glue import features as glue_features  # pylint: disable=g-import-not-at-top
+        from albert_tf.glue.examples import read_examples  # pylint: disable=g-import-not-at-top
+
         self.task = task
         example_set = read_examples(task, split, FLAGS.data_dir, FLAGS.tfds_data_dir)
         require(example_set.examples, f"{example_set.source}: no examples")
@@ -117,6 +115,8 @@ class SplitData:
         self.labels = [glue_features.label_value(task, example.label) for example in self.examples]
 
     def dataset(self, batch_size, training=False, seed=None):
+        from albert_tf.glue import features as glue_features  # pylint: disable=g-import-not-at-top
+
         return glue_features.make_dataset(
             self.task, self.path, batch_size, FLAGS.max_seq_length, padding=FLAGS.padding,
             training=training, seed=seed)
@@ -127,6 +127,11 @@ def compute_dtype():
 
 
 def build_classifier(task, config, strategy, seed, init_checkpoint=None):
+    import keras  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_tf import AlbertClassifier  # pylint: disable=g-import-not-at-top
+
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype(),
@@ -136,7 +141,26 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
     return classifier
 
 
+def start_message(output_dir):
+    """One line: what `output_dir` holds and what fine-tuning will do with it."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_tf.checkpoint_formats import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
+
+    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    if latest is None:
+        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {FLAGS.train_step}"
+    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
+    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
+    if step >= FLAGS.train_step:
+        return f"finished run: {found} is the last step (--train_step={FLAGS.train_step}); nothing to train"
+    return f"resuming from {found}: fine-tuning to step {FLAGS.train_step}"
+
+
 def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
+    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
+
+    sys.stderr.write(start_message(output_dir) + "\n")
     classifier = build_classifier(task, config, strategy, seed, FLAGS.init_checkpoint)
     with strategy.scope():
         optimizer = training.build_optimizer(
@@ -152,6 +176,8 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
 
 def trained_classifier(task, config, strategy, output_dir):
     """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
+    from albert_tf import evaluated_training  # pylint: disable=g-import-not-at-top
+
     fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
     require(fine_tuned or FLAGS.init_checkpoint,
             f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
@@ -164,6 +190,9 @@ def trained_classifier(task, config, strategy, output_dir):
 
 
 def predict(task, classifier, tokenizer, cache_dir):
+    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
+    from albert_tf.glue.submission import write_submission  # pylint: disable=g-import-not-at-top
+
     model = training.logits_model(classifier)
     submission_dir = os.path.join(FLAGS.output_dir, "submission")
     jobs = [(task, stem, split) for stem, split in task.submissions]
@@ -183,23 +212,35 @@ def predict(task, classifier, tokenizer, cache_dir):
 
 
 def export(task, classifier, config):
+    from albert_tf import AlbertClassifier  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.classifier_export import export_classifier  # pylint: disable=g-import-not-at-top
+
     if compute_dtype():  # serve in float32: portable to every TF Serving build and device
         exported = AlbertClassifier(config, task.num_labels)
         exported.set_weights(classifier.get_weights())
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
                              do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-                             kernels=FLAGS.export_kernels)
-    logging.info("exported the serving SavedModel to %s", path)
+                             version=FLAGS.export_version, kernels=FLAGS.export_kernels)
+    print(f"exported the serving SavedModel to {path}")
 
 
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config  # pylint: disable=g-import-not-at-top
+    from albert_tf import evaluated_training  # pylint: disable=g-import-not-at-top
+    from albert_tf.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
+    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
+    from albert_tf.glue.metrics import majority_baseline  # pylint: disable=g-import-not-at-top
+
     task = get_task(FLAGS.task_name)
     apply_recipe(task)
     require_positive_finite("learning_rate", FLAGS.learning_rate)
     if FLAGS.export_dir is not None:
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
+        check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)

@@ -7,7 +7,7 @@ Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/
 
 import os
 
-from absl import flags, logging
+from absl import flags
 
 from albert_tf.cli import prefer_onednn
 from albert_tf.tensorflow_logs import quiet_tensorflow
@@ -16,12 +16,10 @@ prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_cli.fine_tuning_inputs import model_config
-from albert_tf import AlbertModel
+from albert_cli import export_version
+from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.kernels import EXPORT_KERNEL_SETS
-from albert_tf.serving.encoder_export import export_encoder
-from albert_tf.tokenization import AlbertTokenizer
 
 FLAGS = flags.FLAGS
 
@@ -32,6 +30,8 @@ flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models
 flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing model's __call__ (at most the "
                      "config's max_position_embeddings).", lower_bound=3)
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
+define_export_version_flag()
+flags.adopt_module_key_flags(export_version)  # shown by --help
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the encoder is traced with (plain TF ops only; docs/serving.md).")
 
@@ -39,6 +39,13 @@ flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
+    check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version, ("encoder", "preprocessing"))
+    # TensorFlow loads only past --help and the flag checks.
+    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+    from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
+    from albert_tf.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
+
     config = model_config(FLAGS)
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
@@ -53,8 +60,8 @@ def main(argv):
     load_init_checkpoint(encoder, FLAGS.init_checkpoint)
     paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
                            do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
-                           kernels=FLAGS.export_kernels)
-    logging.info("exported %s and %s", *paths)
+                           version=FLAGS.export_version, kernels=FLAGS.export_kernels)
+    print("exported {} and {}".format(*paths))
 
 
 def console_main():

@@ -3,9 +3,8 @@
 from absl import flags
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_tf.distribute import STRATEGY_NAMES
+from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.kernels import KERNELS_FLAG_VALUES
-from albert_tf.optimization import OPTIMIZER_NAMES
 
 
 def define_task_flags(output_dir):
@@ -23,7 +22,7 @@ def define_task_flags(output_dir):
     flags.DEFINE_integer("seed", 12345, "Random seed.")
     flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
     flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
-    flags.DEFINE_enum("mixed_precision", "float32", ["float32", "mixed_bfloat16", "mixed_float16"],
+    flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES,
                       "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
     flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "

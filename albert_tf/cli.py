@@ -97,6 +97,12 @@ def _parse_flags_or_usage_error(argv):
         return flags.FLAGS(argv)
     except flags.Error as error:
         raise UsageError(str(error)) from None
+    except SystemExit as stop:
+        # absl's --help, --helpfull and --helpshort print the usage, then exit with status 1:
+        # asking for help is no error.
+        if stop.code == 1:
+            sys.exit(0)
+        raise
 
 
 def require(condition, message):

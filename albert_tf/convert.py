@@ -1,8 +1,8 @@
 """Converts ALBERT weights between formats: Hugging Face, keras-hub presets and the original's TF1.
 
-    python -m albert_tf.convert --from=albert-base-v2 --to=out/albert_base --format=tf1
+    albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1
 
-The input format is recognised (an HF directory, a keras-hub preset, or a TF1 checkpoint with
+(`python -m albert_tf.convert ...` in a checkout.) The input format is recognised (an HF directory, a keras-hub preset, or a TF1 checkpoint with
 `--albert_config_file`, by default the `albert_config.json` beside it); the model it holds
 (backbone, pretraining heads or a classifier) is loaded strictly and written in `--format`. The
 SentencePiece model travels along when the input has one.
@@ -147,5 +147,10 @@ def main(argv):
           + (f"; left out {left_out}." if left_out else "."))
 
 
+def console_main():
+    """The `albert-convert` command (`python -m albert_tf.convert`)."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()

@@ -1,8 +1,8 @@
 """The pretraining-data builder as an Apache Beam pipeline, for corpora beyond one machine.
 
-    python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \
-        --output_file=gs://bucket/albert/train --num_output_shards=1000 \
-        --spm_model_file=gs://bucket/30k-clean.model --dupe_factor=40 \
+    python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\
+        --output_file=gs://bucket/albert/train --num_output_shards=1000 \\
+        --spm_model_file=gs://bucket/30k-clean.model --dupe_factor=40 \\
         --runner=DataflowRunner --beam_args='--project=P --region=R --temp_location=gs://bucket/tmp'
 
 Each output shard is one element, built by the same `ShardBuilder` as the local runner, so the
@@ -123,6 +123,7 @@ def main(argv):
 
 if __name__ == "__main__":
     define_builder_flags()
+    flags.adopt_module_key_flags(sys.modules[define_builder_flags.__module__])  # shown by --help
     flags.DEFINE_string("runner", "DirectRunner", "Beam runner: DirectRunner, DataflowRunner, "
                         "FlinkRunner, SparkRunner, ...")
     flags.DEFINE_string("beam_args", "", "Other Beam pipeline options, as one shell-quoted string.")

@@ -5,7 +5,7 @@ streaming (memory bounded by `--input_chunk_bytes`, not by the corpus), parallel
 (`--num_workers`), reproducible (every random choice flows from `--random_seed`) and resumable
 (complete shards are skipped on a rerun). See docs/data.md.
 
-    python -m data_prep.create_pretraining_data --input_file=corpus.txt \
+    python -m data_prep.create_pretraining_data --input_file=corpus.txt \\
         --output_file=train.tfrecord --spm_model_file=30k-clean.model
 
 Python callers use `build(input_file=..., output_file=..., spm_model_file=..., ...)`, whose

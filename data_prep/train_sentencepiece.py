@@ -19,7 +19,6 @@ from albert_tf.tensorflow_logs import quiet_tensorflow
 quiet_tensorflow()  # before TensorFlow loads
 
 import sentencepiece as spm
-import tensorflow as tf
 from absl import flags
 
 from albert_tf.cli import require, run_main
@@ -44,11 +43,18 @@ flags.DEFINE_bool("shuffle_input_sentence", True, "Sample lines at random when t
 flags.DEFINE_integer("num_threads", os.cpu_count() or 1, "Training threads.")
 
 
+def gfile():
+    """`tf.io.gfile` (local and gs:// paths), imported on first use: --help needs no TensorFlow."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    return tf.io.gfile
+
+
 def expand_inputs(patterns):
     """The files named by comma-separated paths/globs, in order; every pattern must match."""
     paths = []
     for pattern in patterns:
-        matches = sorted(tf.io.gfile.glob(pattern))
+        matches = sorted(gfile().glob(pattern))
         require(matches, f"--input {pattern!r} matches no file")
         paths.extend(matches)
     return paths
@@ -69,7 +75,7 @@ class CorpusLines:
 
     def __iter__(self):
         for path in self.paths:
-            with tf.io.gfile.GFile(path, "rb") as handle:
+            with gfile().GFile(path, "rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     try:
                         line = raw.decode("utf-8")
@@ -144,7 +150,7 @@ def main(argv):
     require(FLAGS.num_threads > 0, f"--num_threads must be positive, got {FLAGS.num_threads}")
     directory = os.path.dirname(FLAGS.model_prefix)
     require(
-        not directory or tf.io.gfile.isdir(directory),
+        not directory or gfile().isdir(directory),
         f"--model_prefix: directory {directory!r} does not exist",
     )
     paths = expand_inputs(FLAGS.input)

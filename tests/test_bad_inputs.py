@@ -316,7 +316,7 @@ def test_require_positive_finite(value):
     ("--output_dir=", ["--output_dir is empty"]),
     ("--output_dir={a_file}", ["--output_dir", "is a file"]),
     ("--output_dir={a_file}/sub", ["--output_dir: cannot write to"]),
-    ("--learning_rate=inf", ["--learning_rate must be a finite number > 0, got inf"]),
+    ("--learning_rate=inf", ["--learning_rate=inf: must be a finite number > 0"]),
     ("--albert_config_file={directory}", ["--albert_config_file", "is a directory"])])
 def test_run_pretraining_refuses_bad_output_dir_and_learning_rate(tmp_path, a_file, flag, words):
     code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",

@@ -65,7 +65,7 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
     result = run_classifier(
         f"--task_name={task_name}", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-        f"--export_dir={export_dir}", "--do_train", "--do_eval", "--do_predict", "--train_step=4",
+        f"--export_dir={export_dir}", "--export_version=1", "--do_train", "--do_eval", "--do_predict", "--train_step=4",
         "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=64", "--learning_rate=1e-3",
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -85,8 +85,9 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     test_rows = [line.split("\t") for line in open(os.path.join(data_dir, task_dir, "test.tsv")).read().splitlines()]
     assert [row[0] for row in rows[1:]] == [row[0] for row in test_rows[1:]]
 
-    (version,) = os.listdir(export_dir)
-    served = tf.saved_model.load(os.path.join(export_dir, version)).signatures["serving_default"]
+    assert os.listdir(export_dir) == ["1"]  # the path the docs' commands name
+    assert f"exported the serving SavedModel to {os.path.join(export_dir, '1')}" in result.stdout.splitlines()
+    served = tf.saved_model.load(os.path.join(export_dir, "1")).signatures["serving_default"]
     columns = {"SST-2": (1,), "MRPC": (3, 4), "STS-B": (7, 8)}[task_name]
     texts = {name: tf.constant([row[c] for row in test_rows[1:]]) for name, c in zip(text_inputs, columns)}
     outputs = served(**texts)
@@ -395,6 +396,8 @@ def test_export_encoder_script_writes_servable_encoder_and_preprocessing(tmp_pat
     assert sorted(os.listdir(export_dir)) == ["encoder", "preprocessing"]
     (version,) = os.listdir(os.path.join(export_dir, "encoder"))
     assert version.isdigit() and os.listdir(os.path.join(export_dir, "preprocessing")) == [version]
+    assert result.stdout.splitlines()[-1] == (f"exported {os.path.join(export_dir, 'encoder', version)} and "
+                                              f"{os.path.join(export_dir, 'preprocessing', version)}")
 
     preprocessing = tf.saved_model.load(os.path.join(export_dir, "preprocessing", version))
     encoder = tf.saved_model.load(os.path.join(export_dir, "encoder", version))
@@ -445,3 +448,23 @@ def test_bad_checkpoint_config_or_vocabulary_is_one_line_with_exit_code_2(tmp_pa
         last = result.stderr.strip().splitlines()[-1]
         assert last.startswith(expected) and len(last) < 500, last
     assert not os.path.exists(tmp_path / "hub")
+
+
+@pytest.mark.slow
+def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=8, splits=("train", "dev"))
+    output_dir = tmp_path / "out"
+
+    def run(train_step):
+        result = run_classifier("--task_name=MRPC", f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_train",
+                                f"--train_step={train_step}", "--save_checkpoints_steps=2", *TINY_RUN)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result.stderr
+
+    assert f"no checkpoint in {output_dir}: fine-tuning from step 0 to step 2" in run(2)
+    history = (output_dir / "eval_history.json").read_text()
+    assert (f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--train_step=2); nothing to train"
+            in run(2))
+    assert (output_dir / "eval_history.json").read_text() == history  # nothing evaluated or recorded again
+    assert f"resuming from ckpt-2 (step 2) in {output_dir}: fine-tuning to step 4" in run(4)
+    assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]

@@ -17,9 +17,15 @@ from pretraining_test_data import REPO_ROOT, assert_same_weights, model_weights,
 @pytest.mark.parametrize(
     "flag_list, expected",
     [
-        (["--train_batch_size=0"], "--train_batch_size must be > 0"),
+        (["--train_batch_size=0"], "--train_batch_size=0: 0 is not a positive integer"),
+        (["--num_warmup_steps=-1"], "--num_warmup_steps=-1: -1 is not a non-negative integer"),
+        (["--learning_rate=nan"], "--learning_rate=nan: must be a finite number > 0"),
+        (["--do_train=false", "--do_eval=false"], "nothing to do: --do_train and --do_eval are both false"),
+        (["--max_predictions_per_seq=80"], "--max_predictions_per_seq must be <= --max_seq_length"),
+        (["--use_tpu", "--strategy=mirrored"], "--use_tpu conflicts with --strategy"),
+        (["--init_checkpoint=/nonexistent/ckpt-1"], "--init_checkpoint=/nonexistent/ckpt-1: is neither a checkpoint"),
         (["--optimizer=sgd"], "--optimizer"),
-        (["--albert_config_file=/nonexistent.json"], "--albert_config_file: /nonexistent.json does not exist"),
+        (["--albert_config_file=/nonexistent.json"], "--albert_config_file=/nonexistent.json: does not exist"),
         (["--train_batch_size=30", "--grad_accum_steps=4"], "must be a multiple of --grad_accum_steps"),
         (["--no_such_flag=1"], "no_such_flag"),
         (["--input_file=/nonexistent/*.tfrecord"], "--input_file: pretraining data: '/nonexistent/*.tfrecord' matches no file"),
@@ -129,3 +135,56 @@ def test_paper_flagfile_gives_the_originals_defaults():
         "save_checkpoints_steps": 5000, "keep_checkpoint_max": 5, "iterations_per_loop": 1000, "max_eval_steps": 100,
     }
     assert {name: values[name] for name in expected} == expected
+
+
+@pytest.mark.slow
+def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
+    output_dir = tmp_path / "out"
+    metrics_file, summary_file = output_dir / "metrics.jsonl", output_dir / "pretraining_summary.json"
+
+    def run(num_train_steps):
+        result = run_script(small_run_flags(tmp_path, str(output_dir), num_train_steps=num_train_steps, do_eval=True,
+                                            iterations_per_loop=1, save_checkpoints_steps=2, max_eval_steps=1),
+                            timeout=900)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result
+
+    def eval_steps():
+        return [record["step"] for record in map(json.loads, metrics_file.read_text().splitlines())
+                if record["split"] == "eval"]
+
+    first = run(2)
+    assert f"no checkpoint in {output_dir}: training a fresh model from step 0 to step 2" in first.stderr
+    metrics, summary = metrics_file.read_text(), json.loads(summary_file.read_text())
+    assert eval_steps() == [0, 2] and summary["eval_initial"]["step"] == 0 and summary["eval"]["step"] == 2
+
+    again = run(2)  # the same command: nothing is trained, evaluated or recorded again
+    assert (f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--num_train_steps=2); "
+            "nothing to train") in again.stderr
+    assert "evaluation at step" not in again.stderr and "0 steps" not in again.stderr
+    assert metrics_file.read_text() == metrics and json.loads(summary_file.read_text()) == summary
+    assert json.loads(again.stdout) == summary
+
+    resumed = run(4)
+    assert f"resuming from ckpt-2 (step 2) in {output_dir}: training to step 4" in resumed.stderr
+    resumed_summary = json.loads(summary_file.read_text())
+    assert eval_steps() == [0, 2, 4] and resumed_summary["eval_initial"] == summary["eval_initial"]
+
+    # Stopped after its last checkpoint, before the summary: only the summary is written.
+    summary_file.unlink()
+    metrics = metrics_file.read_text()
+    completed = run(4)
+    assert "finished run: ckpt-4 (step 4)" in completed.stderr and "evaluation at step" not in completed.stderr
+    assert metrics_file.read_text() == metrics
+    completed_summary = json.loads(summary_file.read_text())
+    assert completed_summary["final_step"] == 4 and completed_summary["eval"]["step"] == 4
+    assert completed_summary["eval_initial"] == summary["eval_initial"]
+
+
+def test_an_eval_file_with_evaluation_off_is_warned_about(tmp_path):
+    # The missing --input_file stops the run right after the warning.
+    result = run_script([f"--output_dir={tmp_path}", "--do_eval=false", f"--eval_input_file={tmp_path}/heldout.tfrecord",
+                         "--input_file=/nonexistent/*.tfrecord"], timeout=120)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: --eval_input_file is not read: --do_eval is false (add --do_eval to evaluate)"]
+    assert result.returncode == 2

@@ -31,7 +31,7 @@ def test_squad_v2_train_predict_and_score(tmp_path):
     output_dir = str(tmp_path / "out")
     result = run_squad("--version_2_with_negative", "--do_train", "--do_predict", f"--train_file={SQUAD_TRAIN}",
                        f"--predict_file={SQUAD_DEV}", f"--output_dir={output_dir}", "--num_train_epochs=0.5",
-                       "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}")
+                       "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}", "--export_version=3")
     assert result.returncode == 0, result.stderr[-3000:]
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
     best = read_json(output_dir, "best_metrics.json")
@@ -55,6 +55,7 @@ def test_squad_v2_train_predict_and_score(tmp_path):
     assert "SQuAD 2.0" in result.stdout
     # The export answers raw text with the threshold found on the dev file.
     (version,) = os.listdir(tmp_path / "export")
+    assert version == "3" and f"exported the serving SavedModel to {tmp_path / 'export' / '3'}" in result.stdout
     questions = [qa for paragraph in dataset[0]["paragraphs"] for qa in paragraph["qas"]][:4]
     contexts = [paragraph["context"] for paragraph in dataset[0]["paragraphs"] for _ in paragraph["qas"]][:4]
     served = serve_squad(str(tmp_path / "export" / version), [qa["question"] for qa in questions], contexts)

@@ -1,8 +1,9 @@
-"""`python -m albert_cli.experiments <name> [--flags]`: runs one of the paper's experiments.
+"""`albert-experiments <name> [--flags]`: runs one of the paper's experiments.
 
-    python -m albert_cli.experiments sharing --output_dir=output/experiments/sharing
-    python -m albert_cli.experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
+    albert-experiments sharing --output_dir=output/experiments/sharing
+    albert-experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
 
+(`python -m albert_cli.experiments ...` in a checkout.)
 Defaults fit a 2-core CPU (about an hour each at most); `--scale` multiplies the training steps.
 """
 
@@ -79,7 +80,7 @@ def run_kwargs(name):
 
 def main(argv):
     require(len(argv) == 2 and argv[1] in EXPERIMENTS,
-            f"usage: python -m albert_cli.experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
+            f"usage: albert-experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
     name = argv[1]
     module = importlib.import_module(f"albert_cli.experiments.{name}")
     setup = make_setup(name, module)
@@ -92,5 +93,10 @@ def main(argv):
     print(f"wrote {setup.output_dir}/results.json, results.md, figure.png")
 
 
+def console_main():
+    """The `albert-experiments` command (`python -m albert_cli.experiments`)."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()

@@ -11,12 +11,12 @@ import json
 
 import tensorflow as tf
 
+from albert_tf.choices import PADDING_MODES
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.tokenization import truncate_seq_pair
 
 LENGTH_MULTIPLE = 8
-PADDING_MODES = ("dynamic", "bucketed", "fixed")
 # "bucketed" groups training rows whose lengths fall in the same band of this many tokens.
 BUCKET_WIDTH = 16
 

@@ -1,0 +1,12 @@
+"""The values of the library's named settings, in a module free of TensorFlow.
+
+The scripts' flags list them, and `--help` must not wait for TensorFlow to load; the modules
+that act on a setting import its names from here.
+"""
+
+STRATEGY_NAMES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+OPTIMIZER_NAMES = ("lamb", "adamw")
+# Keras dtype policies: float32 everywhere, or float32 variables with 16-bit compute.
+PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
+# How fine-tuning batches are padded (albert_tf.glue.features.make_dataset).
+PADDING_MODES = ("dynamic", "bucketed", "fixed")
