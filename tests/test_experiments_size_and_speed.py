@@ -6,7 +6,7 @@ import os
 import pytest
 
 from albert_tf.config import AlbertConfig, SHARING_MODES
-from albert_cli.experiments import size_and_speed
+from albert_cli.experiments import paper, size_and_speed
 from albert_cli.experiments.parameters import backbone_parameters, paper_config
 from albert_tf.models import AlbertModel
 from tests.experiments_test_data import png_size, tiny_setup
@@ -40,7 +40,7 @@ def test_size_and_speed_end_to_end(tmp_path):
     assert rows["albert_large"]["speedup"] > 0 and rows["albert_large"]["examples_per_second"] > 0
     assert "examples_per_second" not in rows["albert_xxlarge"]  # counted, not timed
     assert rows["albert_large"]["parameters"] < rows["bert_large"]["parameters"]
-    assert rows["albert_xxlarge"]["paper_parameters"] == "235M"
+    assert rows["albert_xxlarge"]["paper_parameters"] == paper.PARAMETERS["albert_xxlarge"]
     with open(os.path.join(setup.output_dir, "results.json")) as handle:
         assert len(json.load(handle)["models"]) == 3
     assert png_size(os.path.join(setup.output_dir, "figure.png"))[0] > 100

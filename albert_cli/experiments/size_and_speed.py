@@ -4,7 +4,7 @@ Parameters come from the configs (`parameters.backbone_parameters`). Throughput 
 with one code for all models: the library's pretraining step on a fixed random batch of
 `train_batch_size` x `max_seq_length` (much smaller than the paper's 4096 x 512; stated in the
 results), timed over `train_steps` steps after one untimed step (tracing). The paper reports the
-speed relative to BERT-large: ALBERT-large 1.7x faster, ALBERT-xxlarge about 3x slower.
+speed relative to BERT-large (`paper.SPEEDUP`).
 """
 
 import gc
@@ -14,22 +14,19 @@ import keras
 import tensorflow as tf
 
 from albert_tf.distribute import get_strategy
-from albert_cli.experiments import report
+from albert_cli.experiments import paper, report
 from albert_cli.experiments.parameters import PAPER_MODELS, backbone_parameters, paper_config
 from albert_cli.experiments.pretrain import kernels_for
 from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
 
 TITLE = "Model size and training speed (paper Tables 1-2)"
 DEFAULTS = {"train_batch_size": 4, "max_seq_length": 64, "max_predictions_per_seq": 10, "train_steps": 3}
-# BERT-xlarge (1.27B parameters) needs about 20 GB for its weights and LAMB's slots: counted, not
-# timed, unless asked for.
-DEFAULT_TIMED = tuple(name for name in PAPER_MODELS if name != "bert_xlarge")
+# Counted, but timed only when named in --speed_models: BERT-xlarge (1.28B parameters: its weights,
+# gradients and LAMB's two slots alone are 20 GB) and ALBERT-xxlarge (killed for memory at 17.8 GB
+# resident on a 23 GB machine, after the other models in the same process).
+TOO_BIG_FOR_A_SMALL_MACHINE = ("bert_xlarge", "albert_xxlarge")
+DEFAULT_TIMED = tuple(name for name in PAPER_MODELS if name not in TOO_BIG_FOR_A_SMALL_MACHINE)
 REFERENCE_MODEL = "bert_large"
-# Paper: Table 1 parameters (BERT-xlarge from the paper's first version) and Table 2 speedups.
-PAPER_PARAMETERS = {"bert_base": "108M", "bert_large": "334M", "bert_xlarge": "1270M", "albert_base": "12M",
-                    "albert_large": "18M", "albert_xlarge": "60M", "albert_xxlarge": "235M"}
-PAPER_SPEEDUP = {"bert_base": "4.7x", "bert_large": "1.0", "albert_base": "5.6x", "albert_large": "1.7x",
-                 "albert_xlarge": "0.6x", "albert_xxlarge": "0.3x"}
 
 
 def random_batch(config, setup):
@@ -78,8 +75,10 @@ def run(setup, configs=None, timed=DEFAULT_TIMED, log=print):
     for name, config in configs.items():
         row = {"model": name, "parameters": backbone_parameters(config), "hidden_size": config.hidden_size,
                "num_hidden_layers": config.num_hidden_layers, "embedding_size": config.embedding_size,
-               "sharing": config.sharing, "paper_parameters": PAPER_PARAMETERS.get(name),
-               "paper_speedup": PAPER_SPEEDUP.get(name)}
+               "sharing": config.sharing}
+        if name in paper.PARAMETERS:
+            row.update(paper_parameters=paper.shown(paper.PARAMETERS[name]),
+                       paper_speedup=paper.shown(paper.SPEEDUP[name]))
         if name in timed:
             log(f"{name}: timing {setup.train_steps} training steps")
             row["examples_per_second"] = training_throughput(config, setup)
@@ -96,7 +95,7 @@ def run(setup, configs=None, timed=DEFAULT_TIMED, log=print):
 
 def write(setup, results):
     rows = results["models"]
-    columns = [("model", "model"), ("parameters", "parameters"), ("paper_parameters", "paper"),
+    columns = [("model", "model"), ("parameters", "parameters"), ("paper_parameters", "paper parameters"),
                ("examples_per_second", "examples/s"), ("speedup", f"speedup vs {REFERENCE_MODEL}"),
                ("paper_speedup", "paper speedup")]
     figure, (size_axes, speed_axes) = report.new_figure(2)
