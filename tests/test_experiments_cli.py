@@ -12,7 +12,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _run(args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([sys.executable, "-m", "albert_cli.experiments"] + args, capture_output=True,
-                          text=True, timeout=120, env=env, cwd=REPO_ROOT)
+                          text=True, timeout=600, env=env, cwd=REPO_ROOT)
 
 
 @pytest.mark.parametrize("args, expected", [

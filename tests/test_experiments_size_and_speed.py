@@ -6,7 +6,7 @@ import os
 import pytest
 
 from albert_tf.config import AlbertConfig, SHARING_MODES
-from albert_cli.experiments import size_and_speed
+from albert_cli.experiments import paper, size_and_speed
 from albert_cli.experiments.parameters import backbone_parameters, paper_config
 from albert_tf.models import AlbertModel
 from tests.experiments_test_data import png_size, tiny_setup
@@ -36,11 +36,12 @@ def test_size_and_speed_end_to_end(tmp_path):
                "albert_large": setup.base_config(), "albert_xxlarge": setup.base_config(hidden_size=64)}
     results = size_and_speed.run(setup, configs, timed=("bert_large", "albert_large"), log=lambda message: None)
     rows = {row["model"]: row for row in results["models"]}
-    assert rows["bert_large"]["speedup"] == 1.0
-    assert rows["albert_large"]["speedup"] > 0 and rows["albert_large"]["examples_per_second"] > 0
+    assert rows["bert_large"]["speedup"] == rows["bert_large"]["cpu_speedup"] == 1.0
+    for key in ("speedup", "cpu_speedup", "examples_per_second", "examples_per_cpu_second"):
+        assert rows["albert_large"][key] > 0, key
     assert "examples_per_second" not in rows["albert_xxlarge"]  # counted, not timed
     assert rows["albert_large"]["parameters"] < rows["bert_large"]["parameters"]
-    assert rows["albert_xxlarge"]["paper_parameters"] == "235M"
+    assert rows["albert_xxlarge"]["paper_parameters"] == paper.PARAMETERS["albert_xxlarge"]
     with open(os.path.join(setup.output_dir, "results.json")) as handle:
         assert len(json.load(handle)["models"]) == 3
     assert png_size(os.path.join(setup.output_dir, "figure.png"))[0] > 100

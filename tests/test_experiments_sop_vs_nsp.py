@@ -3,7 +3,7 @@
 import json
 import os
 
-from albert_cli.experiments import sop_vs_nsp
+from albert_cli.experiments import paper, sop_vs_nsp
 from albert_cli.experiments.data import pretraining_files
 from albert_tf.tokenization import AlbertTokenizer
 from tests.experiments_test_data import SPM_MODEL, png_size, read_examples, segment_markers, tiny_setup
@@ -45,7 +45,7 @@ def test_sop_vs_nsp_end_to_end(tmp_path):
     setup = tiny_setup(tmp_path)
     results = sop_vs_nsp.run(setup, log=lambda message: None)
     rows = {row["variant"]: row for row in results["variants"]}
-    assert set(rows) == {"sop", "nsp", "always the commoner label"}
+    assert set(rows) == {"none", "sop", "nsp", "always the commoner label"}
     for task in ("sop", "nsp"):
         assert 0.5 <= results["majority_accuracy"][task] <= 1.0
         assert rows["always the commoner label"][f"{task}_accuracy"] == results["majority_accuracy"][task]
@@ -54,12 +54,16 @@ def test_sop_vs_nsp_end_to_end(tmp_path):
         for key in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", "dev_score"):
             assert 0.0 <= row[key] <= 1.0, (key, row[key])
         assert row["heldout_sop_eval_steps"] == setup.eval_batches
-    # Same model and seed, different sentence pairs: the two runs must not be the same run.
-    assert rows["sop"]["parameters"] == rows["nsp"]["parameters"]
-    assert rows["sop"]["heldout_sop_masked_lm_loss"] != rows["nsp"]["heldout_sop_masked_lm_loss"]
+        for key, value in paper.SENTENCE_LOSS[row["variant"]].items():
+            assert row[f"paper_{key}"] == paper.shown(value)
+    # Same model and seed, different sentence pairs or loss: no two runs may be the same run.
+    assert rows["sop"]["parameters"] == rows["nsp"]["parameters"] == rows["none"]["parameters"]
+    mlm_losses = {name: row["heldout_sop_masked_lm_loss"] for name, row in rows.items()}
+    assert len(set(mlm_losses.values())) == 3, mlm_losses
     with open(os.path.join(setup.output_dir, "results.json")) as handle:
-        assert json.load(handle)["variants"][0]["variant"] == "sop"
+        assert [row["variant"] for row in json.load(handle)["variants"][:3]] == ["none", "nsp", "sop"]
     with open(os.path.join(setup.output_dir, "results.md")) as handle:
         table = handle.read()
-    assert "| sop |" in table and "| nsp |" in table and "52.0" in table
+    assert "| none |" in table and "| sop |" in table and "| nsp |" in table
+    assert f"| {paper.SENTENCE_LOSS['nsp']['sop']} |" in table
     assert png_size(os.path.join(setup.output_dir, "figure.png"))[0] > 100

@@ -36,7 +36,8 @@ flags.DEFINE_integer("seed", 12345, "Seed of data, initialisation and data order
 flags.DEFINE_enum("kernels", "auto", ["auto", "reference", "cpu"], "Kernel set (albert_tf.kernels); auto = cpu without GPU/TPU.")
 flags.DEFINE_string("init_checkpoint", None, "layer_transitions only: measure this pretraining checkpoint instead of training two models.")
 flags.DEFINE_string("albert_config_file", None, "layer_transitions only: the config of --init_checkpoint.")
-flags.DEFINE_list("speed_models", None, "size_and_speed only: the models to time (default: all but bert_xlarge).")
+flags.DEFINE_list("speed_models", None, "size_and_speed only: the models to time (default: all but "
+                  "bert_xlarge and albert_xxlarge, which need more memory than a small machine has).")
 for _name, _type in OVERRIDABLE.items():
     (flags.DEFINE_integer if _type is int else flags.DEFINE_float)(_name, None, f"Override the experiment's {_name}.")
 

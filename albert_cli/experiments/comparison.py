@@ -1,7 +1,7 @@
 """The shared shape of the sharing and embedding-size experiments: several configs, one budget,
 held-out MLM and sentence order, a downstream task, parameter counts; one table and one figure."""
 
-from albert_cli.experiments import report
+from albert_cli.experiments import paper, report
 from albert_cli.experiments.data import pretraining_files
 from albert_cli.experiments.finetune import majority_dev_accuracy
 from albert_cli.experiments.variants import train_and_score
@@ -11,14 +11,17 @@ COLUMNS = [("variant", "variant"), ("parameters", "parameters"), ("paper_paramet
            ("dev_score", "downstream dev acc"), ("paper_average", "paper avg")]
 
 
-def run_variants(setup, experiment, variants, paper, log):
-    """Trains and scores `variants` ({name: config}); `paper` ({name: (parameters, average)})."""
+def run_variants(setup, experiment, variants, paper_table, log):
+    """Trains and scores `variants` ({name: config}); `paper_table` ({name: (parameters, average)})
+    gives the paper's numbers printed beside each."""
     train_file, heldout_file = pretraining_files(setup)
     rows = []
     for name, config in variants.items():
         row, _ = train_and_score(setup, name, config, train_file, {"heldout": heldout_file}, log=log)
         row["dev_score"] = row[f"{setup.finetune_task}_dev_accuracy"]
-        row["paper_parameters"], row["paper_average"] = paper.get(name, (None, None))
+        if name in paper_table:  # (our E=16 of a tiny test, say, has no paper row)
+            parameters, average = paper_table[name]
+            row["paper_parameters"], row["paper_average"] = paper.shown(parameters), paper.shown(average)
         rows.append(row)
     return {"experiment": experiment, "setup": vars(setup), "finetune_task": setup.finetune_task, "variants": rows,
             "finetune_majority_accuracy": majority_dev_accuracy(setup)}

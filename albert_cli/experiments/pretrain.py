@@ -19,8 +19,8 @@ def kernels_for(setup):
     return choose(setup.kernels, tf.config.list_logical_devices())
 
 
-def pretrain(config, train_file, setup, log=print):
-    """A `PretrainingTrainer` for `config`, trained `setup.train_steps` on `train_file`.
+def pretrain(config, train_file, setup, log=print, trainer_class=PretrainingTrainer):
+    """A `trainer_class` (a `PretrainingTrainer`) for `config`, trained `setup.train_steps` on `train_file`.
 
     The seed is set before the model is built and orders the data, so every variant starts from
     the same random state and sees the same batches.
@@ -31,7 +31,7 @@ def pretrain(config, train_file, setup, log=print):
         learning_rate=setup.learning_rate, num_warmup_steps=setup.train_steps // 10,
         kernels=kernels_for(setup),
     )
-    trainer = PretrainingTrainer(get_strategy("one_device"), config, settings)
+    trainer = trainer_class(get_strategy("one_device"), config, settings)
     dataset = pretraining_dataset(train_file, setup.max_seq_length, setup.max_predictions_per_seq,
                                   setup.train_batch_size, is_training=True, seed=setup.seed)
     iterator = iter(dataset)

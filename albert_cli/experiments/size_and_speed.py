@@ -4,7 +4,7 @@ Parameters come from the configs (`parameters.backbone_parameters`). Throughput 
 with one code for all models: the library's pretraining step on a fixed random batch of
 `train_batch_size` x `max_seq_length` (much smaller than the paper's 4096 x 512; stated in the
 results), timed over `train_steps` steps after one untimed step (tracing). The paper reports the
-speed relative to BERT-large: ALBERT-large 1.7x faster, ALBERT-xxlarge about 3x slower.
+speed relative to BERT-large (`paper.SPEEDUP`).
 """
 
 import gc
@@ -14,22 +14,19 @@ import keras
 import tensorflow as tf
 
 from albert_tf.distribute import get_strategy
-from albert_cli.experiments import report
+from albert_cli.experiments import paper, report
 from albert_cli.experiments.parameters import PAPER_MODELS, backbone_parameters, paper_config
 from albert_cli.experiments.pretrain import kernels_for
 from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
 
 TITLE = "Model size and training speed (paper Tables 1-2)"
 DEFAULTS = {"train_batch_size": 4, "max_seq_length": 64, "max_predictions_per_seq": 10, "train_steps": 3}
-# BERT-xlarge (1.27B parameters) needs about 20 GB for its weights and LAMB's slots: counted, not
-# timed, unless asked for.
-DEFAULT_TIMED = tuple(name for name in PAPER_MODELS if name != "bert_xlarge")
+# Counted, but timed only when named in --speed_models: BERT-xlarge (1.28B parameters: its weights,
+# gradients and LAMB's two slots alone are 20 GB) and ALBERT-xxlarge (killed for memory at 17.8 GB
+# resident on a 23 GB machine, after the other models in the same process).
+TOO_BIG_FOR_A_SMALL_MACHINE = ("bert_xlarge", "albert_xxlarge")
+DEFAULT_TIMED = tuple(name for name in PAPER_MODELS if name not in TOO_BIG_FOR_A_SMALL_MACHINE)
 REFERENCE_MODEL = "bert_large"
-# Paper: Table 1 parameters (BERT-xlarge from the paper's first version) and Table 2 speedups.
-PAPER_PARAMETERS = {"bert_base": "108M", "bert_large": "334M", "bert_xlarge": "1270M", "albert_base": "12M",
-                    "albert_large": "18M", "albert_xlarge": "60M", "albert_xxlarge": "235M"}
-PAPER_SPEEDUP = {"bert_base": "4.7x", "bert_large": "1.0", "albert_base": "5.6x", "albert_large": "1.7x",
-                 "albert_xlarge": "0.6x", "albert_xxlarge": "0.3x"}
 
 
 def random_batch(config, setup):
@@ -49,22 +46,26 @@ def random_batch(config, setup):
 
 
 def training_throughput(config, setup):
-    """Examples per second of the library's training step for `config` (after one untimed step)."""
+    """Examples per second and per CPU-second of the library's training step for `config` (after
+    one untimed step). The CPU time of the process counts the work, not the waits for a core, so
+    it compares models timed at different moments of a shared machine better than the wall clock."""
     keras.utils.set_random_seed(setup.seed)
     settings = TrainerSettings(train_batch_size=setup.train_batch_size, num_train_steps=setup.train_steps + 1,
                                optimizer="lamb", learning_rate=1e-4, kernels=kernels_for(setup))
     trainer = PretrainingTrainer(get_strategy("one_device"), config, settings)
     iterator = iter(tf.data.Dataset.from_tensors(random_batch(config, setup)).repeat())
     trainer.train_loop(iterator, 1)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     trainer.train_loop(iterator, setup.train_steps)
     float(trainer.train_metrics.result()["loss"])  # waits for the steps to finish
-    rate = setup.train_steps * setup.train_batch_size / (time.monotonic() - started)
+    examples = setup.train_steps * setup.train_batch_size
+    rates = {"examples_per_second": examples / (time.monotonic() - started),
+             "examples_per_cpu_second": examples / (time.process_time() - cpu_started)}
     # Free this model before the next one: the largest need several GB each.
     del trainer, iterator
     keras.backend.clear_session()
     gc.collect()
-    return rate
+    return rates
 
 
 def run(setup, configs=None, timed=DEFAULT_TIMED, log=print):
@@ -78,17 +79,20 @@ def run(setup, configs=None, timed=DEFAULT_TIMED, log=print):
     for name, config in configs.items():
         row = {"model": name, "parameters": backbone_parameters(config), "hidden_size": config.hidden_size,
                "num_hidden_layers": config.num_hidden_layers, "embedding_size": config.embedding_size,
-               "sharing": config.sharing, "paper_parameters": PAPER_PARAMETERS.get(name),
-               "paper_speedup": PAPER_SPEEDUP.get(name)}
+               "sharing": config.sharing}
+        if name in paper.PARAMETERS:
+            row.update(paper_parameters=paper.shown(paper.PARAMETERS[name]),
+                       paper_speedup=paper.shown(paper.SPEEDUP[name]))
         if name in timed:
             log(f"{name}: timing {setup.train_steps} training steps")
-            row["examples_per_second"] = training_throughput(config, setup)
-            log(f"{name}: {row['examples_per_second']:.3f} examples/s")
+            row.update(training_throughput(config, setup))
+            log(f"{name}: {row['examples_per_second']:.3f} examples/s, {row['examples_per_cpu_second']:.3f} per CPU-s")
         rows.append(row)
-    reference = next((row.get("examples_per_second") for row in rows if row["model"] == REFERENCE_MODEL), None)
+    reference = next((row for row in rows if row["model"] == REFERENCE_MODEL and "examples_per_second" in row), None)
     for row in rows:
-        if reference and row.get("examples_per_second"):
-            row["speedup"] = row["examples_per_second"] / reference
+        if reference and "examples_per_second" in row:
+            row["speedup"] = row["examples_per_second"] / reference["examples_per_second"]
+            row["cpu_speedup"] = row["examples_per_cpu_second"] / reference["examples_per_cpu_second"]
     results = {"experiment": "size_and_speed", "setup": vars(setup), "reference_model": REFERENCE_MODEL,
                "device": ", ".join(device.name for device in tf.config.list_logical_devices()), "models": rows}
     return write(setup, results)
@@ -96,16 +100,17 @@ def run(setup, configs=None, timed=DEFAULT_TIMED, log=print):
 
 def write(setup, results):
     rows = results["models"]
-    columns = [("model", "model"), ("parameters", "parameters"), ("paper_parameters", "paper"),
+    columns = [("model", "model"), ("parameters", "parameters"), ("paper_parameters", "paper parameters"),
                ("examples_per_second", "examples/s"), ("speedup", f"speedup vs {REFERENCE_MODEL}"),
+               ("examples_per_cpu_second", "examples/CPU-s"), ("cpu_speedup", "speedup in CPU time"),
                ("paper_speedup", "paper speedup")]
     figure, (size_axes, speed_axes) = report.new_figure(2)
     names = [row["model"] for row in rows]
     size_axes.bar(names, [row["parameters"] / 1e6 for row in rows])
     size_axes.set(ylabel="parameters (millions)", yscale="log", title="size")
-    timed = [row for row in rows if row.get("speedup")]
-    speed_axes.bar([row["model"] for row in timed], [row["speedup"] for row in timed])
-    speed_axes.set(ylabel=f"throughput relative to {REFERENCE_MODEL}", title="training speed")
+    timed = [row for row in rows if row.get("cpu_speedup")]
+    speed_axes.bar([row["model"] for row in timed], [row["cpu_speedup"] for row in timed])
+    speed_axes.set(ylabel=f"examples per CPU-second relative to {REFERENCE_MODEL}", title="training speed")
     for axes in (size_axes, speed_axes):
         axes.tick_params(axis="x", labelrotation=60)
     notes = (f"Throughput: batch {setup.train_batch_size} x {setup.max_seq_length} tokens, "

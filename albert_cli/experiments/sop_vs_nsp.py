@@ -1,37 +1,42 @@
-"""Paper Table 5: pretraining with sentence-order (SOP) pairs against next-sentence (NSP) pairs.
+"""Paper Table 5: pretraining with sentence-order (SOP) pairs, next-sentence (NSP) pairs, or MLM only.
 
-Both models see the same corpus, budget and seed; only the sentence pairs differ (NSP data is
-`--random_next_sentence`). Each is evaluated on held-out MLM, on held-out NSP pairs and on
-held-out SOP pairs (the same head, scored against each file's labels), then fine-tuned on a
-two-sentence GLUE task. The paper (ALBERT-base): the NSP model solves SOP at chance (52.0%), the
-SOP model solves NSP reasonably (78.9%), and SOP helps the multi-sentence tasks.
+The three models see the same corpus, budget and seed; the SOP and NSP models differ only in
+their sentence pairs (NSP data is `--random_next_sentence`), and the MLM-only model ("None") trains
+on the SOP data with the sentence loss taken out (`mlm_only`). Each is evaluated on held-out MLM,
+on held-out NSP pairs and on held-out SOP pairs (the same head, scored against each file's
+labels), then fine-tuned on a two-sentence GLUE task. The paper (ALBERT-base; `paper.SENTENCE_LOSS`):
+the NSP model solves SOP at about chance, the SOP model solves NSP reasonably, and SOP helps the
+multi-sentence tasks.
 """
 
-from albert_cli.experiments import report
+from albert_cli.experiments import paper, report
 from albert_cli.experiments.data import SENTENCE_TASKS, pretraining_files
 from albert_cli.experiments.finetune import majority_dev_accuracy
+from albert_cli.experiments.mlm_only import MlmOnlyTrainer
 from albert_cli.experiments.pretrain import majority_accuracy
 from albert_cli.experiments.variants import train_and_score
+from albert_tf.pretraining.trainer import PretrainingTrainer
 
-TITLE = "Sentence-order vs next-sentence prediction (paper Table 5)"
+TITLE = "Sentence-pair loss: none, next-sentence (NSP) or sentence-order (SOP) (paper Table 5)"
 DEFAULTS = {}
-# ALBERT-base: held-out MLM, NSP and SOP accuracy (%), average of the five downstream tasks.
-PAPER = {"nsp": {"mlm": "54.5", "nsp": "90.5", "sop": "52.0", "average": "79.2"},
-         "sop": {"mlm": "54.0", "nsp": "78.9", "sop": "86.5", "average": "80.1"}}
+# Variant: (the sentence pairs it trains on, its trainer), in the paper's order.
+VARIANTS = {"none": ("sop", MlmOnlyTrainer), "nsp": ("nsp", PretrainingTrainer), "sop": ("sop", PretrainingTrainer)}
+LEGEND = {"none": "MLM only", "nsp": "MLM + NSP", "sop": "MLM + SOP"}
 
 
 def run(setup, log=print):
     files = {task: pretraining_files(setup, task) for task in SENTENCE_TASKS}
     heldout = {f"heldout_{task}": files[task][1] for task in SENTENCE_TASKS}
     rows = []
-    for task in SENTENCE_TASKS:
-        row, _ = train_and_score(setup, task, setup.base_config(), files[task][0], heldout, log=log)
+    for name, (task, trainer_class) in VARIANTS.items():
+        row, _ = train_and_score(setup, name, setup.base_config(), files[task][0], heldout, log=log,
+                                 trainer_class=trainer_class)
         row.update(
             mlm_accuracy=row["heldout_sop_masked_lm_accuracy"],
             nsp_accuracy=row["heldout_nsp_sentence_order_accuracy"],
             sop_accuracy=row["heldout_sop_sentence_order_accuracy"],
             dev_score=row[f"{setup.finetune_task}_dev_accuracy"],
-            **{f"paper_{key}": value for key, value in PAPER[task].items()},
+            **{f"paper_{key}": paper.shown(value) for key, value in paper.SENTENCE_LOSS[name].items()},
         )
         rows.append(row)
     majority = {task: majority_accuracy(files[task][1], setup) for task in SENTENCE_TASKS}
@@ -54,7 +59,7 @@ def write(setup, results):
     width = 0.8 / len(trained)
     for index, row in enumerate(trained):
         axes.bar([position + index * width for position in range(len(metrics))],
-                 [row[metric] for metric in metrics], width, label=f"pretrained with {row['variant'].upper()}")
+                 [row[metric] for metric in metrics], width, label=LEGEND[row["variant"]])
     for position, task in ((1, "nsp"), (2, "sop")):
         level = results["majority_accuracy"][task]
         axes.hlines(level, position - width / 2, position + width * (len(trained) - 0.5), color="grey", linestyle=":", linewidth=1.5)
