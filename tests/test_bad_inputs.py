@@ -356,6 +356,31 @@ def test_classifier_serving_answers_an_empty_batch_with_empty_outputs(task_name)
     assert all(value.shape[0] == 1 for value in signatures["serving_default"](**one).values())
 
 
+@pytest.mark.parametrize("length", [0, 5])
+def test_encoder_serving_answers_an_empty_batch_with_empty_outputs(length):
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.serving.encoder_export import ENCODER_OUTPUTS_SIGNATURE, EncoderModule
+
+    albert = _tiny_classifier(2).albert
+    module = EncoderModule(albert)
+    signatures = module.signatures()
+    empty = {name: tf.zeros([0, length], tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    shapes = {name: value.shape.as_list() for name, value in signatures[ENCODER_OUTPUTS_SIGNATURE](**empty).items()}
+    hidden = albert.config.hidden_size
+    assert shapes == {"sequence_output": [0, length, hidden], "pooled_output": [0, hidden], "default": [0, hidden],
+                      "encoder_outputs_0": [0, length, hidden]}
+    assert {name: value.shape[0] for name, value in signatures["serving_default"](**empty).items()} == {
+        "sequence_output": 0, "pooled_output": 0, "default": 0}
+    assert [value.shape.as_list() for value in module.__call__(empty)["encoder_outputs"]] == [[0, length, hidden]]
+    ids = tf.constant(np.random.default_rng(0).integers(1, 50, (2, 6)), tf.int32)
+    rows = {"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": tf.zeros_like(ids)}
+    served, direct = module.__call__(rows), albert(rows, training=False)
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(served[name], direct[name], atol=1e-6)
+
+
 # --- evaluation -------------------------------------------------------------------------------
 
 def test_pretraining_eval_set_smaller_than_a_batch_is_refused_not_scored_zero(tmp_path):
