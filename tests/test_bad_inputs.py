@@ -566,7 +566,8 @@ def _other_config(output_dir):
 
 @pytest.mark.parametrize("damage, words", [
     (_garbage_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
-    (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact"]),
+    (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact",
+                         "run again with --resume_from_intact_checkpoint"]),
     (_other_config, ["ckpt-4, which does not fit this model", "config"])])
 def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretraining_dir, damage, words):
     import shutil
@@ -581,6 +582,26 @@ def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretrainin
                                              save_checkpoints_steps=2, **flags), timeout=180)
     assert_one_line_error(result.returncode, result.stderr, *words)
     assert sorted(os.listdir(output_dir)) == before
+
+
+def test_resume_from_intact_checkpoint_deletes_the_damaged_latest_and_resumes_from_the_older(
+        tmp_path, trained_pretraining_dir):
+    import shutil
+
+    from albert_tf.pretraining.metrics_log import read_metrics
+    from albert_tf.resume_check import damaged
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
+    output_dir = tmp_path / "out"
+    _truncated_latest(output_dir)
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=6, iterations_per_loop=2,
+                                             save_checkpoints_steps=2) + ["--resume_from_intact_checkpoint"],
+                             timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"deleted the damaged ckpt-4; resuming from the intact {output_dir / 'ckpt-2'}" in result.stderr
+    assert [record["step"] for record in read_metrics(str(output_dir)) if record["split"] == "train"] == [2, 4, 6]
+    assert all(damaged(str(output_dir / f"ckpt-{step}")) is None for step in (2, 4, 6))
 
 
 def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
