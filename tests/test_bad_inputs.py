@@ -539,7 +539,7 @@ def trained_pretraining_dir(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
     output_dir = tmp_path / "out"
     result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2,
-                                             save_checkpoints_steps=2))
+                                             save_checkpoints_steps=2), timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     return tmp_path
 
@@ -597,7 +597,7 @@ def test_resume_from_intact_checkpoint_deletes_the_damaged_latest_and_resumes_fr
     _truncated_latest(output_dir)
     result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=6, iterations_per_loop=2,
                                              save_checkpoints_steps=2) + ["--resume_from_intact_checkpoint"],
-                             timeout=180)
+                             timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"deleted the damaged ckpt-4; resuming from the intact {output_dir / 'ckpt-2'}" in result.stderr
     assert [record["step"] for record in read_metrics(str(output_dir)) if record["split"] == "train"] == [2, 4, 6]
