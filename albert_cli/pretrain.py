@@ -75,6 +75,8 @@ flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the mod
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.", lower_bound=1)
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
+flags.DEFINE_bool("deterministic", False, "Bit-identical runs: a rerun, or a killed run resumed, ends with the same weights (op determinism, one inter-op thread; slower, docs/pretraining.md).")
+flags.DEFINE_bool("resume_from_intact_checkpoint", False, "When the latest checkpoint in --output_dir is damaged (a truncated or corrupt file), delete it and resume from the newest intact one.")
 flags.DEFINE_integer("bundled_dupe_factor", 3, "dupe_factor for the data built from the bundled corpus (no --input_file).", lower_bound=1)
 
 FLAGS = flags.FLAGS
@@ -238,9 +240,13 @@ def main(argv):
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
     from albert_tf.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
-    from albert_tf.resume_check import cannot_resume, check_resumable  # pylint: disable=g-import-not-at-top
+    from albert_tf.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
+    if FLAGS.deterministic:
+        from albert_tf.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
+
+        make_deterministic(FLAGS.seed)
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
@@ -263,7 +269,10 @@ def main(argv):
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
     try:
-        check_resumable(worker_output_dir(FLAGS.output_dir, strategy), trainer.model)
+        if FLAGS.resume_from_intact_checkpoint and (note := fall_back_to_intact(worker_output_dir(FLAGS.output_dir, strategy))):
+            sys.stderr.write(f"{note}\n")
+        check_resumable(worker_output_dir(FLAGS.output_dir, strategy), trainer.model,
+                        fall_back_flag="--resume_from_intact_checkpoint")
     except ValueError as error:
         raise UsageError(str(error)) from None
     try:

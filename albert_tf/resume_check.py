@@ -3,13 +3,16 @@
 TensorFlow ignores an unreadable `checkpoint` state file (the run would start again from step 0
 and later overwrite it) and fails with a long trace on a checkpoint of another model or a
 truncated one. These checks name what is there, what was expected, and an intact older
-checkpoint when the latest one is damaged.
+checkpoint when the latest one is damaged; `fall_back_to_intact` resumes from that one.
 """
 
 import glob
 import os
 
 import tensorflow as tf
+from google.protobuf import text_format
+
+from albert_tf.io_utils import atomic_open
 
 
 def check_checkpoint_state(directory, flag="--output_dir"):
@@ -23,19 +26,50 @@ def check_checkpoint_state(directory, flag="--output_dir"):
             f"from it, or use another {flag}")
 
 
-def check_resumable(directory, model, flag="--output_dir"):
+def check_resumable(directory, model, flag="--output_dir", fall_back_flag=None):
     """Raises ValueError unless the latest checkpoint in `directory` (if any) reads in full and
     holds every variable of `model` with its shape. Restoring does not always say so itself:
-    a Keras variable takes a tensor of another shape without a word."""
+    a Keras variable takes a tensor of another shape without a word. `fall_back_flag`: the
+    caller's flag that runs `fall_back_to_intact`, offered when the latest one is damaged."""
     check_checkpoint_state(directory, flag)
     latest = tf.train.latest_checkpoint(directory)
     if latest is None:
         return
     if damaged(latest) is not None:
-        raise ValueError(cannot_resume(directory, None, flag))
+        raise ValueError(cannot_resume(directory, None, flag, fall_back_flag))
     problems = mismatches(latest, model)
     if problems:
         raise ValueError(cannot_resume(directory, problems, flag))
+
+
+def fall_back_to_intact(directory, flag="--output_dir"):
+    """If the latest checkpoint in `directory` is damaged, deletes it and every damaged one after
+    the newest intact checkpoint, and makes that one the latest (the `checkpoint` state file);
+    returns a line saying what it did, or None if there was nothing to do. Raises ValueError if no
+    checkpoint is intact. Call before a `CheckpointManager` reads the directory."""
+    latest = tf.train.latest_checkpoint(directory)
+    if latest is None or damaged(latest) is None:
+        return None
+    prefixes = checkpoint_prefixes(directory)
+    intact = next((prefix for prefix in reversed(prefixes) if damaged(prefix) is None), None)
+    if intact is None:
+        raise ValueError(cannot_resume(directory, None, flag))
+    dropped = [prefix for prefix in prefixes if _step(prefix) > _step(intact)]
+    state = tf.train.get_checkpoint_state(directory)
+    paths, times = list(state.all_model_checkpoint_paths), list(state.all_model_checkpoint_timestamps)
+    kept = [index for index, path in enumerate(paths) if _step(path) <= _step(intact)]
+    state.model_checkpoint_path = os.path.basename(intact)
+    del state.all_model_checkpoint_paths[:], state.all_model_checkpoint_timestamps[:]
+    state.all_model_checkpoint_paths.extend(os.path.basename(paths[index]) for index in kept)
+    if len(times) == len(paths):
+        state.all_model_checkpoint_timestamps.extend(times[index] for index in kept)
+    with atomic_open(os.path.join(directory, "checkpoint")) as handle:
+        handle.write(text_format.MessageToString(state))
+    for prefix in dropped:
+        for path in glob.glob(glob.escape(prefix) + ".*"):
+            os.remove(path)
+    return (f"{flag}: deleted the damaged {', '.join(os.path.basename(p) for p in dropped)}; "
+            f"resuming from the intact {intact}")
 
 
 def mismatches(prefix, model):
@@ -55,7 +89,7 @@ def mismatches(prefix, model):
     return f"{len(problems)} variable(s) differ, e.g. {problems[0]}" if problems else None
 
 
-def cannot_resume(directory, error, flag="--output_dir"):
+def cannot_resume(directory, error, flag="--output_dir", fall_back_flag=None):
     """The message for a failed restore of the latest checkpoint in `directory`."""
     latest = tf.train.latest_checkpoint(directory)
     damage = damaged(latest) if latest else None
@@ -65,7 +99,8 @@ def cannot_resume(directory, error, flag="--output_dir"):
                 f"{flag}, or the config and task it was trained with")
     older = [prefix for prefix in reversed(checkpoint_prefixes(directory))
              if prefix != latest and damaged(prefix) is None]
-    offer = (f"the older {older[0]} is intact: delete {latest}.* and run again to resume from it"
+    how = f"run again with {fall_back_flag} (or delete {latest}.*)" if fall_back_flag else f"delete {latest}.* and run again"
+    offer = (f"the older {older[0]} is intact: {how} to resume from it"
              if older else "no older checkpoint is intact: use another " + flag)
     return f"{flag}: the latest checkpoint {latest} is damaged ({damage}); {offer}"
 
@@ -83,9 +118,10 @@ def damaged(prefix):
 
 def checkpoint_prefixes(directory):
     """Checkpoint prefixes (`*.index` less the suffix) in `directory`, oldest step first."""
-    def step(prefix):
-        tail = prefix.rsplit("-", 1)[-1]
-        return int(tail) if tail.isdigit() else -1
-
     indexes = glob.glob(os.path.join(glob.escape(directory), "*.index"))
-    return sorted((index[: -len(".index")] for index in indexes), key=step)
+    return sorted((index[: -len(".index")] for index in indexes), key=_step)
+
+
+def _step(prefix):
+    tail = prefix.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() else -1

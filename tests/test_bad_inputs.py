@@ -356,6 +356,31 @@ def test_classifier_serving_answers_an_empty_batch_with_empty_outputs(task_name)
     assert all(value.shape[0] == 1 for value in signatures["serving_default"](**one).values())
 
 
+@pytest.mark.parametrize("length", [0, 5])
+def test_encoder_serving_answers_an_empty_batch_with_empty_outputs(length):
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.serving.encoder_export import ENCODER_OUTPUTS_SIGNATURE, EncoderModule
+
+    albert = _tiny_classifier(2).albert
+    module = EncoderModule(albert)
+    signatures = module.signatures()
+    empty = {name: tf.zeros([0, length], tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    shapes = {name: value.shape.as_list() for name, value in signatures[ENCODER_OUTPUTS_SIGNATURE](**empty).items()}
+    hidden = albert.config.hidden_size
+    assert shapes == {"sequence_output": [0, length, hidden], "pooled_output": [0, hidden], "default": [0, hidden],
+                      "encoder_outputs_0": [0, length, hidden]}
+    assert {name: value.shape[0] for name, value in signatures["serving_default"](**empty).items()} == {
+        "sequence_output": 0, "pooled_output": 0, "default": 0}
+    assert [value.shape.as_list() for value in module.__call__(empty)["encoder_outputs"]] == [[0, length, hidden]]
+    ids = tf.constant(np.random.default_rng(0).integers(1, 50, (2, 6)), tf.int32)
+    rows = {"input_word_ids": ids, "input_mask": tf.ones_like(ids), "input_type_ids": tf.zeros_like(ids)}
+    served, direct = module.__call__(rows), albert(rows, training=False)
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(served[name], direct[name], atol=1e-6)
+
+
 # --- evaluation -------------------------------------------------------------------------------
 
 def test_pretraining_eval_set_smaller_than_a_batch_is_refused_not_scored_zero(tmp_path):
@@ -514,7 +539,7 @@ def trained_pretraining_dir(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
     output_dir = tmp_path / "out"
     result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2,
-                                             save_checkpoints_steps=2))
+                                             save_checkpoints_steps=2), timeout=900)
     assert result.returncode == 0, result.stderr[-2000:]
     return tmp_path
 
@@ -541,7 +566,8 @@ def _other_config(output_dir):
 
 @pytest.mark.parametrize("damage, words", [
     (_garbage_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
-    (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact"]),
+    (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact",
+                         "run again with --resume_from_intact_checkpoint"]),
     (_other_config, ["ckpt-4, which does not fit this model", "config"])])
 def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretraining_dir, damage, words):
     import shutil
@@ -556,6 +582,26 @@ def test_resume_that_cannot_work_says_what_is_there(tmp_path, trained_pretrainin
                                              save_checkpoints_steps=2, **flags), timeout=180)
     assert_one_line_error(result.returncode, result.stderr, *words)
     assert sorted(os.listdir(output_dir)) == before
+
+
+def test_resume_from_intact_checkpoint_deletes_the_damaged_latest_and_resumes_from_the_older(
+        tmp_path, trained_pretraining_dir):
+    import shutil
+
+    from albert_tf.pretraining.metrics_log import read_metrics
+    from albert_tf.resume_check import damaged
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
+    output_dir = tmp_path / "out"
+    _truncated_latest(output_dir)
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=6, iterations_per_loop=2,
+                                             save_checkpoints_steps=2) + ["--resume_from_intact_checkpoint"],
+                             timeout=900)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"deleted the damaged ckpt-4; resuming from the intact {output_dir / 'ckpt-2'}" in result.stderr
+    assert [record["step"] for record in read_metrics(str(output_dir)) if record["split"] == "train"] == [2, 4, 6]
+    assert all(damaged(str(output_dir / f"ckpt-{step}")) is None for step in (2, 4, 6))
 
 
 def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):

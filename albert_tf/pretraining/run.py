@@ -1,7 +1,7 @@
 """`PretrainingRun`: a trainer plus everything around the loop that makes a run survive.
 
-Checkpoints hold the model, the optimizer (its step is the global step), the loss scale and the
-count of batches drawn; `tf.distribute` iterators cannot be checkpointed, so a restarted run
+Checkpoints hold the model, the optimizer (its step is the global step), the loss scale, the
+count of batches drawn and the dropout seed generators; `tf.distribute` iterators cannot be checkpointed, so a restarted run
 rebuilds the (seeded, deterministic) input pipeline and skips the batches already trained on:
 it continues with the very next batch, on any strategy. SIGTERM saves and
 stops at the next loop boundary. A non-finite loss stops the run without saving (the skipped

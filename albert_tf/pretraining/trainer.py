@@ -92,6 +92,7 @@ class PretrainingTrainer:
             "model": self.model,
             "optimizer": self.optimizer,
             "data_steps": self.data_steps,
+            "dropout_seeds": dropout_seed_states(self.model),
         }
         if self.loss_scale is not None:
             items.update(self.loss_scale.checkpoint_items())
@@ -182,6 +183,13 @@ class PretrainingTrainer:
         weight_total = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.reduce_sum(features["masked_lm_weights"]))
         outputs = self.model(_model_inputs(features), training=False)
         self.eval_metrics.update(pretraining_losses(outputs, features, weight_total, global_batch_size), features)
+
+
+def dropout_seed_states(model):
+    """The state variables of the model's dropout seed generators, in a stable order. Keras keeps
+    them out of the model's checkpoint; without them a resumed run would draw the dropout masks
+    of step 0 again."""
+    return [variable for variable in model.non_trainable_variables if variable.name == "seed_generator_state"]
 
 
 def _model_inputs(features):

@@ -37,12 +37,19 @@ class EncoderModule(ExportKernels):
         self.serve_encoder_outputs = tf.function(self._serve_encoder_outputs, input_signature=[spec])
 
     def _encode(self, inputs):
-        outputs = self.albert(inputs, training=False)
+        # An empty batch has no [CLS] column to pool: the model reads one row of padding instead,
+        # and the outputs keep none of it (a slice of the whole tensor is free otherwise).
+        shape = tf.shape(inputs["input_word_ids"])
+        batch, length = shape[0], shape[1]
+        padding = {name: tf.zeros([1, tf.maximum(length, 1)], tf.int32) for name in INPUT_NAMES}
+        outputs = self.albert(tf.cond(batch > 0, lambda: dict(inputs), lambda: padding), training=False)
+        sequences = [value[:batch, :length] for value in outputs["encoder_outputs"]]
+        pooled = outputs["pooled_output"][:batch]
         return {
-            "sequence_output": outputs["sequence_output"],
-            "pooled_output": outputs["pooled_output"],
-            "default": outputs["pooled_output"],
-            "encoder_outputs": list(outputs["encoder_outputs"]),
+            "sequence_output": sequences[-1],
+            "pooled_output": pooled,
+            "default": pooled,
+            "encoder_outputs": sequences,
         }
 
     def _serve(self, inputs):
