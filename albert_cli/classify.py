@@ -38,6 +38,7 @@ from albert_tf.io_utils import write_json
 from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
 from albert_tf.optimization import OPTIMIZER_NAMES
 from albert_tf.serving.classifier_export import export_classifier
+from albert_tf.serving.tflite_export import export_tflite
 
 FLAGS = flags.FLAGS
 
@@ -67,6 +68,8 @@ flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the orig
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
+flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
+                    "token ids in) to this directory (docs/serving.md).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
@@ -96,8 +99,8 @@ def apply_recipe(task):
 
 
 flags.register_multi_flags_validator(
-    ["do_train", "do_eval", "do_predict", "export_dir"], lambda values: any(values.values()),
-    message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir")
+    ["do_train", "do_eval", "do_predict", "export_dir", "export_tflite"], lambda values: any(values.values()),
+    message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir, --export_tflite")
 for _name in ("spm_model_file", "albert_config_file"):
     flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
 
@@ -196,8 +199,9 @@ def main(argv):
     task = get_task(FLAGS.task_name)
     apply_recipe(task)
     require_positive_finite("learning_rate", FLAGS.learning_rate)
-    if FLAGS.export_dir is not None:
-        require_output_dir("export_dir", FLAGS.export_dir, create=False)
+    for flag in ("export_dir", "export_tflite"):
+        if FLAGS[flag].value is not None:
+            require_output_dir(flag, FLAGS[flag].value, create=False)
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
@@ -240,7 +244,7 @@ def main(argv):
         best_record = max(records, key=lambda record: record["metrics"][task.selection_metric])
         output_dir = best_record["output_dir"]
 
-    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir or FLAGS.export_tflite):
         return
     classifier = trained_classifier(task, config, strategy, output_dir)
     if FLAGS.do_eval:
@@ -256,6 +260,8 @@ def main(argv):
         predict(task, classifier, tokenizer, cache_dir)
     if FLAGS.export_dir:
         export(task, classifier, config)
+    if FLAGS.export_tflite:
+        logging.info("wrote the LiteRT models %s", ", ".join(export_tflite(classifier, FLAGS.export_tflite)))
 
 
 def console_main():
