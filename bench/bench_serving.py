@@ -21,7 +21,8 @@ shape:
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
 Before timing, every case's logits are compared with the in-process model's (max |difference|).
 
-    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/benchmarks.md's table
+    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/serving.md's run A
+    python bench/bench_serving.py --shapes 1x16,1x128 --export_kernels cpu_serving --no_text --rounds 5 --warmup 1  # run B
     python bench/bench_serving.py --config configs/albert_tiny.json --rounds 5 --shapes 1x16
 
 Needs onnxruntime and onnx (requirements-dev.txt); `--no_onnx` times the TensorFlow cases only.
