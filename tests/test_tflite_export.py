@@ -13,7 +13,9 @@ import tensorflow as tf
 
 from albert_tf import AlbertClassifier
 from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from glue_test_data import REPO, head_of_shipped
 from model_test_data import batch_for, tiny
+from test_bad_inputs import assert_one_line_error, run_script
 
 # The interpreter's float32 kernels (XNNPACK) sum in another order than TensorFlow's.
 FLOAT_TOLERANCE = 1e-5
@@ -79,3 +81,24 @@ def test_a_mixed_precision_classifier_converts_in_float32():
 def test_an_unknown_quantization_is_named():
     with pytest.raises(ValueError, match="quantization must be one of .*float16"):
         tflite_classifier(small_classifier(), "float16")
+
+
+@pytest.mark.slow
+def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path):
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=16)
+    result = subprocess.run(  # no time limit: training + two conversions, minutes on a busy machine
+        [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
+         f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}", "--do_train",
+         "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32"],
+        capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+
+
+def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    code, stderr = run_script(os.path.join(REPO, "run_classifier.py"), "--do_eval",
+                              f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'a_file'}",
+                              cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--export_tflite", "is a file")
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
