@@ -64,6 +64,8 @@ flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
+flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
+                    "token ids in) to this directory (docs/serving.md).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
@@ -93,8 +95,8 @@ def apply_recipe(task):
 
 
 flags.register_multi_flags_validator(
-    ["do_train", "do_eval", "do_predict", "export_dir"], lambda values: any(values.values()),
-    message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir")
+    ["do_train", "do_eval", "do_predict", "export_dir", "export_tflite"], lambda values: any(values.values()),
+    message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir, --export_tflite")
 for _name in ("spm_model_file", "albert_config_file"):
     flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
 
@@ -241,6 +243,8 @@ def main(argv):
     if FLAGS.export_dir is not None:
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
         check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
+    if FLAGS.export_tflite is not None:
+        require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
@@ -283,7 +287,7 @@ def main(argv):
         best_record = max(records, key=lambda record: record["metrics"][task.selection_metric])
         output_dir = best_record["output_dir"]
 
-    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir or FLAGS.export_tflite):
         return
     classifier = trained_classifier(task, config, strategy, output_dir)
     if FLAGS.do_eval:
@@ -299,6 +303,10 @@ def main(argv):
         predict(task, classifier, tokenizer, cache_dir)
     if FLAGS.export_dir:
         export(task, classifier, config)
+    if FLAGS.export_tflite:
+        from albert_tf.serving.tflite_export import export_tflite  # pylint: disable=g-import-not-at-top
+
+        print(f"wrote the LiteRT models {', '.join(export_tflite(classifier, FLAGS.export_tflite))}")
 
 
 def console_main():

@@ -14,12 +14,15 @@ shape:
 - `export_<kernels>_text`: its `serving_default` on raw text (tokenized in the graph);
 - `in_process`: the classifier with the "cpu_inference" kernels in a `tf.function`;
 - `ort_fp32`, `ort_int8`: ONNX Runtime on the same ids;
+- `tflite_fp32`, `tflite_int8`: the LiteRT exports (`albert_tf.serving.tflite_export`: float32,
+  dynamic-range int8) in `tf.lite.Interpreter` on the same ids (`--no_tflite` leaves them out);
 - `ort_fp32_text`: HF's `AlbertTokenizer` (SentencePiece, the same model), then ORT.
 
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
 Before timing, every case's logits are compared with the in-process model's (max |difference|).
 
-    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/benchmarks.md's table
+    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/serving.md's run A
+    python bench/bench_serving.py --shapes 1x16,1x128 --export_kernels cpu_serving --no_text --rounds 5 --warmup 1  # run B
     python bench/bench_serving.py --config configs/albert_tiny.json --rounds 5 --shapes 1x16
 
 Needs onnxruntime and onnx (requirements-dev.txt); `--no_onnx` times the TensorFlow cases only.
@@ -79,6 +82,15 @@ def build_exports(tf, models, kernel_sets, workdir):
     return loaded
 
 
+def build_tflite(tf, classifier, threads):
+    """Signature runners of the classifier's LiteRT exports (float32, dynamic-range int8)."""
+    from albert_tf.serving.tflite_export import tflite_classifier
+
+    return {name: tf.lite.Interpreter(model_content=tflite_classifier(classifier, quantization),
+                                      num_threads=threads).get_signature_runner()
+            for name, quantization in (("tflite_fp32", "float32"), ("tflite_int8", "dynamic_int8"))}
+
+
 def build_onnx(classifier, workdir, int8, spinning):
     """ORT sessions (fp32 transformer-optimized; int8 dynamic) of HF's model with our weights."""
     import onnxruntime as ort
@@ -135,6 +147,8 @@ def main():
     parser.add_argument("--ort_spinning", action="store_true",
                         help="ONNX Runtime's default of spinning idle threads (off: they sleep)")
     parser.add_argument("--no_int8", action="store_true")
+    parser.add_argument("--no_tflite", action="store_true", help="leave out the LiteRT exports")
+    parser.add_argument("--tflite_threads", type=int, default=os.cpu_count(), help="interpreter threads")
     parser.add_argument("--bf16", action="store_true",
                         help="also export a mixed_bfloat16 copy (for CPUs with AVX-512 BF16 / AMX)")
     parser.add_argument("--no_float32_exports", action="store_true", help="only the --bf16 exports")
@@ -161,6 +175,7 @@ def main():
         models["_bf16"].set_weights(classifier.get_weights())
     exports = build_exports(tf, models, args.export_kernels.split(","), workdir)
     sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8, args.ort_spinning)
+    runners = {} if args.no_tflite else build_tflite(tf, classifier, args.tflite_threads)
     our_tokenizer = AlbertTokenizer(SPM_MODEL)
 
     for batch, seq in parse_shapes(args.shapes):
@@ -181,6 +196,8 @@ def main():
                     lambda s=text_signature: s(sentence=tf.constant(texts))["logits"].numpy())
         for name, session in sessions.items():
             cases[name] = lambda s=session: s.run(["logits"], ort_ids)[0]
+        for name, runner in runners.items():
+            cases[name] = lambda r=runner: r(**ids)["logits"]
         if sessions and text:
             def ort_text(session=sessions["ort_fp32"]):
                 encoded = hf_tokenizer(texts, padding=True, truncation=True, max_length=512, return_tensors="np")

@@ -17,7 +17,8 @@ MASK_ADDER = -10000.0
 def attention_bias(input_mask):
     """[B, T] 0/1 mask -> the float32 [B, 1, 1, T] bias added to every query's scores."""
     mask = tf.cast(input_mask, tf.float32)
-    return (1.0 - mask)[:, tf.newaxis, tf.newaxis, :] * MASK_ADDER
+    # expand_dims, not [:, newaxis, newaxis, :]: TFLite's builtin ops have no new-axis slice.
+    return tf.expand_dims(tf.expand_dims(1.0 - mask, axis=1), axis=1) * MASK_ADDER
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")

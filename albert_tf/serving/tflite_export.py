@@ -1,0 +1,62 @@
+"""A fine-tuned classifier as LiteRT (TensorFlow Lite) models: float32, and dynamic-range int8.
+
+For on-device and latency-bound CPU serving. Dynamic-range quantization stores every matmul
+weight as int8 (a quarter of the size) and quantizes activations on the fly; the accuracy it
+costs is measured in docs/serving.md, not assumed.
+
+Token ids in, logits out: the one signature `serving_default` takes `input_word_ids`,
+`input_mask`, `input_type_ids` int32 [batch, seq] (any seq up to max_position_embeddings; the
+interpreter resizes) and returns `logits` float32 [batch, labels] in the task's label order.
+No raw text: the ALBERT text normalization (`AlbertTextTokenizer`: regex whitespace collapse,
+NFKD, combining marks dropped, lowercasing, the digit-comma rule) is TensorFlow string ops that
+TFLite has no builtin for; clients tokenize with `albert_tf.tokenization.AlbertTokenizer` or
+any SentencePiece runtime plus those rules.
+
+The graph is traced with the "reference" kernels (plain ops that LiteRT's XNNPACK delegate
+fuses). The converter is handed the model's TensorFlow variables themselves: given the Keras 3
+model, it finds none of them and writes a model of empty variable handles (NaN outputs; TF 2.21).
+"""
+
+import os
+
+import tensorflow as tf
+
+from albert_tf.models.albert_model import INPUT_NAMES
+
+QUANTIZATIONS = ("float32", "dynamic_int8")
+
+
+def tflite_classifier(classifier, quantization="dynamic_int8"):
+    """The LiteRT flatbuffer (bytes) of `classifier` (an `AlbertClassifier`), float32 weights or
+    dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
+    if quantization not in QUANTIZATIONS:
+        raise ValueError(f"quantization must be one of {list(QUANTIZATIONS)}, got {quantization!r}")
+    model = type(classifier).from_config({**classifier.get_config(), "dtype": None, "kernels": "reference"})
+    model.set_weights(classifier.get_weights())
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
+    def logits(input_word_ids, input_mask, input_type_ids):
+        inputs = {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}
+        return {"logits": model(inputs, training=False)["logits"]}
+
+    state = tf.Module()
+    state.variables_to_freeze = [weight.value for weight in model.weights]  # the tf.Variables
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([logits.get_concrete_function()], state)
+    if quantization == "dynamic_int8":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter.convert()
+
+
+def export_tflite(classifier, export_dir, quantizations=QUANTIZATIONS):
+    """Writes `<export_dir>/classifier_<quantization>.tflite` for each of `quantizations`;
+    returns their paths. Each file appears whole (written aside, then renamed)."""
+    tf.io.gfile.makedirs(export_dir)
+    paths = []
+    for quantization in quantizations:
+        content = tflite_classifier(classifier, quantization)
+        path = os.path.join(export_dir, f"classifier_{quantization}.tflite")
+        with tf.io.gfile.GFile(path + ".partial", "wb") as handle:
+            handle.write(content)
+        tf.io.gfile.rename(path + ".partial", path, overwrite=True)
+        paths.append(path)
+    return paths

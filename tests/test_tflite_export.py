@@ -1,0 +1,104 @@
+"""LiteRT (TFLite) classifier exports: loaded by the interpreter in a fresh process, equal to the
+in-process model (float32 to float rounding; dynamic int8 within a stated tolerance)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertClassifier
+from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from glue_test_data import REPO, head_of_shipped
+from model_test_data import batch_for, tiny
+from test_bad_inputs import assert_one_line_error, run_script
+
+# The interpreter's float32 kernels (XNNPACK) sum in another order than TensorFlow's.
+FLOAT_TOLERANCE = 1e-5
+# Dynamic-range int8: weights and activations rounded to 8 bits per matmul; the logits move by
+# at most this fraction of their own range.
+INT8_RELATIVE_TOLERANCE = 0.1
+
+INTERPRETER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    inputs = {k: np.array(v, np.int32) for k, v in json.loads(open(sys.argv[1]).read()).items()}
+    result = {}
+    for path in sys.argv[3:]:
+        runner = tf.lite.Interpreter(model_path=path).get_signature_runner("serving_default")
+        result[path] = runner(**inputs)["logits"].tolist()
+    assert "albert_tf" not in sys.modules
+    open(sys.argv[2], "w").write(json.dumps(result))
+    """
+)
+
+
+def small_classifier(num_labels=3):
+    tf.keras.utils.set_random_seed(1)
+    return AlbertClassifier(tiny(num_hidden_layers=2, vocab_size=200), num_labels=num_labels)
+
+
+def ids_inputs(config):
+    inputs = batch_for(config, batch=3, seq=11, seed=4)
+    return {k: inputs[k] for k in ("input_word_ids", "input_mask", "input_type_ids")}
+
+
+@pytest.mark.slow
+def test_the_exports_load_in_a_fresh_process_and_match_the_model(tmp_path):
+    classifier = small_classifier()
+    inputs = ids_inputs(classifier.albert.config)
+    expected = classifier(inputs, training=False)["logits"].numpy()
+    paths = export_tflite(classifier, str(tmp_path / "tflite"))
+    assert [os.path.basename(path) for path in paths] == ["classifier_float32.tflite", "classifier_dynamic_int8.tflite"]
+    assert os.path.getsize(paths[1]) < 0.4 * os.path.getsize(paths[0])  # int8 weights
+
+    (tmp_path / "inputs.json").write_text(json.dumps({k: v.tolist() for k, v in inputs.items()}))
+    out = tmp_path / "out.json"
+    subprocess.run([sys.executable, "-c", INTERPRETER_SCRIPT, str(tmp_path / "inputs.json"), str(out), *paths],
+                   check=True, cwd=str(tmp_path))
+    result = {path: np.array(logits) for path, logits in json.loads(out.read_text()).items()}
+    np.testing.assert_allclose(result[paths[0]], expected, rtol=0, atol=FLOAT_TOLERANCE)
+    int8_error = np.abs(result[paths[1]] - expected).max()
+    assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
+
+
+def test_a_mixed_precision_classifier_converts_in_float32():
+    classifier = small_classifier(num_labels=2)
+    mixed = AlbertClassifier(classifier.albert.config, num_labels=2, dtype="mixed_bfloat16")
+    mixed.set_weights(classifier.get_weights())
+    inputs = ids_inputs(classifier.albert.config)
+    runner = tf.lite.Interpreter(model_content=tflite_classifier(mixed, "float32")).get_signature_runner()
+    np.testing.assert_allclose(runner(**inputs)["logits"], classifier(inputs, training=False)["logits"],
+                               rtol=0, atol=FLOAT_TOLERANCE)
+
+
+def test_an_unknown_quantization_is_named():
+    with pytest.raises(ValueError, match="quantization must be one of .*float16"):
+        tflite_classifier(small_classifier(), "float16")
+
+
+@pytest.mark.slow
+def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path):
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=16)
+    result = subprocess.run(  # no time limit: training + two conversions, minutes on a busy machine
+        [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
+         f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}", "--do_train",
+         "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32"],
+        capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+
+
+def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):
+    (tmp_path / "a_file").write_text("x")
+    code, stderr = run_script(os.path.join(REPO, "run_classifier.py"), "--do_eval",
+                              f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'a_file'}",
+                              cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--export_tflite", "is a file")
+    assert sorted(os.listdir(tmp_path)) == ["a_file"]
