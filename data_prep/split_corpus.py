@@ -2,6 +2,8 @@
 
     python -m data_prep.split_corpus --input_file=books.txt --output_dir=text/ \\
         --heldout_fraction=0.03        # writes text/train.txt and text/heldout.txt
+    python -m data_prep.split_corpus --input_file='gutenberg/*.txt' --one_document_per_file \\
+        --output_dir=text/             # plain-text books: blank lines between paragraphs
 
 Why: the original's `create_pretraining_data` expects one sentence per line and packs
 consecutive lines into segments; a paragraph longer than the sequence becomes one truncated
@@ -11,6 +13,7 @@ leave a held-out set unlike the training text. The tail of each document becomes
 its own in `heldout.txt`, so no held-out sentence, and no sentence pair, is trained on.
 """
 
+import glob
 import os
 import re
 
@@ -38,23 +41,34 @@ def split_sentences(paragraph):
     return [sentence.strip() for sentence in sentences if sentence.strip()]
 
 
-def read_documents(path):
-    """Blank-line separated documents of `path`, each a list of its non-blank lines."""
+def read_documents(path, one_document_per_file=False):
+    """Documents of `path`, each a list of its paragraphs. Default: a blank line ends a document
+    and each line is a paragraph; `one_document_per_file`: the file is one document whose
+    paragraphs are separated by blank lines, their hard-wrapped lines joined."""
     with open(path, encoding="utf-8", errors="replace") as handle:
         blocks = handle.read().split("\n\n")
-    documents = [[line for line in block.split("\n") if line.strip()] for block in blocks]
+    if one_document_per_file:
+        paragraphs = [" ".join(block.split()) for block in blocks]
+        documents = [[paragraph for paragraph in paragraphs if paragraph]]
+    else:
+        documents = [[line for line in block.split("\n") if line.strip()] for block in blocks]
     return [document for document in documents if document]
 
 
-def split_corpus(input_file, output_dir, heldout_fraction):
-    """Writes `train.txt` and `heldout.txt` (one sentence per line) under `output_dir`: the
-    last `heldout_fraction` of each document's paragraphs (at least one) are held out.
+def split_corpus(input_file, output_dir, heldout_fraction, one_document_per_file=False):
+    """Writes `train.txt` and `heldout.txt` (one sentence per line) under `output_dir`: the last
+    `heldout_fraction` of each document's paragraphs (at least one) are held out. `input_file`:
+    comma-separated paths and/or globs (each pattern's matches sorted).
     Returns {"train": sentences, "heldout": sentences, "documents": count}."""
     if not 0 < heldout_fraction < 1:
         raise ValueError(f"--heldout_fraction must be in (0, 1), got {heldout_fraction}")
-    if not os.path.isfile(input_file):
-        raise FileNotFoundError(f"--input_file: {input_file} is not a file")
-    documents = read_documents(input_file)
+    paths = []
+    for pattern in (part.strip() for part in input_file.split(",") if part.strip()):
+        matches = sorted(glob.glob(pattern))
+        if not matches or not all(os.path.isfile(match) for match in matches):
+            raise FileNotFoundError(f"--input_file: {pattern!r} matches no file")
+        paths.extend(matches)
+    documents = [document for path in paths for document in read_documents(path, one_document_per_file)]
     if not documents:
         raise ValueError(f"--input_file: {input_file} has no text")
     os.makedirs(output_dir, exist_ok=True)
@@ -75,8 +89,10 @@ def split_corpus(input_file, output_dir, heldout_fraction):
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("input_file", None, "Text: one paragraph (or sentence) per line, a blank line between documents.")
+flags.DEFINE_string("input_file", None, "Comma-separated paths/globs. Text: one paragraph (or sentence) per line, a blank line between documents.")
 flags.DEFINE_string("output_dir", None, "Directory for train.txt and heldout.txt.")
+flags.DEFINE_bool("one_document_per_file", False, "Each file is one document (a book), its paragraphs "
+                  "separated by blank lines (plain-text Project Gutenberg books).")
 flags.DEFINE_float("heldout_fraction", 0.03, "Share of each document's lines (its tail) held out.")
 
 
@@ -84,7 +100,8 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require(FLAGS.input_file, "--input_file is required")
     require(FLAGS.output_dir, "--output_dir is required")
-    counts = split_corpus(FLAGS.input_file, FLAGS.output_dir, FLAGS.heldout_fraction)
+    counts = split_corpus(FLAGS.input_file, FLAGS.output_dir, FLAGS.heldout_fraction,
+                          FLAGS.one_document_per_file)
     print(f"{counts['documents']} documents: {counts['train']} training sentences, "
           f"{counts['heldout']} held-out sentences in {FLAGS.output_dir}")
 

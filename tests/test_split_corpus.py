@@ -24,6 +24,16 @@ def test_the_tail_of_every_document_is_held_out(tmp_path):
     assert heldout == "A8 one.\nA8 two.\nA9 one.\nA9 two.\n\nB1 one.\nB1 two.\n"
 
 
+def test_plain_text_books_one_document_per_file(tmp_path):
+    (tmp_path / "b.txt").write_text("Second book. It\nwraps.\n\n\nLast paragraph.\n")
+    (tmp_path / "a.txt").write_text("First book, first\nparagraph.\n\nIts end.\n")
+    counts = split_corpus(str(tmp_path / "*.txt"), str(tmp_path / "out"), 0.1, one_document_per_file=True)
+    assert counts == {"documents": 2, "train": 3, "heldout": 2}
+    assert (tmp_path / "out" / "train.txt").read_text() == (
+        "First book, first paragraph.\n\nSecond book.\nIt wraps.\n")
+    assert (tmp_path / "out" / "heldout.txt").read_text() == "Its end.\n\nLast paragraph.\n"
+
+
 def test_bad_input_names_the_flag(tmp_path):
     with pytest.raises(FileNotFoundError, match="--input_file"):
         split_corpus(str(tmp_path / "missing.txt"), str(tmp_path / "out"), 0.1)
