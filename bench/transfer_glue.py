@@ -14,6 +14,7 @@ majority-class baseline, and whether pretrained beats random by more than two st
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -44,7 +45,11 @@ def run_pair(task, start, args):
     if start == "pretrained":
         command.append(f"--init_checkpoint={args.init_checkpoint}")
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    returncode = subprocess.run(command).returncode
+    # Judged by its outputs: a run that wrote them counts even if its process was stopped after.
+    if not os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
+        raise RuntimeError(f"{task} from {start}: run_classifier.py exited with {returncode} "
+                           f"before writing {output_dir}/seeds_summary.json")
     return output_dir
 
 
@@ -66,9 +71,13 @@ def summarize(task, output_dir):
 
 
 def compare(results, task, metric):
+    """(pretrained better by more than 2 std?, the margin in std) for one metric; for "mse" lower
+    is better, so the margin is random - pretrained."""
     pre, rand = (results[start][task]["metrics"][metric] for start in START_NAMES)
+    margin = (rand["mean"] - pre["mean"]) if metric == "mse" else (pre["mean"] - rand["mean"])
     spread = max(pre["std"], rand["std"])
-    return pre["mean"] - rand["mean"] > 2 * spread, (pre["mean"] - rand["mean"]) / spread if spread else float("inf")
+    ratio = margin / spread if spread else (0.0 if margin == 0 else math.copysign(math.inf, margin))
+    return margin > 2 * spread, ratio
 
 
 def markdown(results, selection):
