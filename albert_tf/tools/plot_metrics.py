@@ -1,0 +1,138 @@
+"""PNG figures of a run's curves, for a quick look without TensorBoard.
+
+    python -m albert_tf.tools.plot_metrics OUTPUT_DIR [--out_dir=DIR]
+
+OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
+sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
+`run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
+`fine_tuning_curves.png`, every dev metric by step, one line per seed. Figures go to `--out_dir`
+(default OUTPUT_DIR). matplotlib is imported only here, when a figure is drawn.
+"""
+
+import glob
+import json
+import os
+
+from absl import flags
+
+METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
+EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.evaluated_training
+PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
+SPLIT_LABELS = {"train": "training", "eval": "held-out"}
+
+
+def read_jsonl(path):
+    with open(path) as handle:
+        try:
+            return [json.loads(line) for line in handle if line.strip()]
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: line {error.lineno} is not JSON ({error.msg})") from None
+
+
+def _pyplot():
+    import matplotlib  # pylint: disable=g-import-not-at-top  (only when drawing)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+    return plt
+
+
+def _numeric(records, name):
+    """(steps, values) of the records that carry `name` as a number (NaN is written as a string)."""
+    points = [(r["step"], r[name]) for r in records if isinstance(r.get(name), (int, float))]
+    return [p[0] for p in points], [p[1] for p in points]
+
+
+def plot_pretraining(records, path):
+    """Training vs held-out curves of `metrics.jsonl` records, one panel per metric."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(2, 2, figsize=(10, 7))
+    for axis, name in zip(axes.flat, PRETRAINING_PANELS):
+        for split, label in SPLIT_LABELS.items():
+            steps, values = _numeric([r for r in records if r.get("split") == split], name)
+            if steps:
+                axis.plot(steps, values, marker="o" if split == "eval" else None, markersize=3, label=label)
+        axis.set(title=name.replace("_", " "), xlabel="step")
+        axis.grid(alpha=0.3)
+        axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def plot_fine_tuning(histories, path):
+    """Dev metrics by step; `histories` maps a run's name to its `eval_history.json` list."""
+    plt = _pyplot()
+    names = sorted({key for history in histories.values() for record in history for key in record} - {"step"})
+    figure, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
+    for axis, name in zip(axes.flat, names):
+        for run, history in sorted(histories.items()):
+            steps, values = _numeric(history, name)
+            axis.plot(steps, values, marker="o", markersize=3, label=run)
+        axis.set(title=f"dev {name}", xlabel="step")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _eval_histories(output_dir):
+    paths = sorted(glob.glob(os.path.join(output_dir, "seed_*", EVAL_HISTORY_FILE)))
+    if os.path.isfile(os.path.join(output_dir, EVAL_HISTORY_FILE)):
+        paths.insert(0, os.path.join(output_dir, EVAL_HISTORY_FILE))
+    histories = {}
+    for path in paths:
+        with open(path) as handle:
+            try:
+                histories[os.path.basename(os.path.dirname(path))] = json.load(handle)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}: not JSON ({error.msg})") from None
+    return histories
+
+
+def plot_metrics(output_dir, out_dir=None):
+    """Draws the figures of `output_dir`'s run into `out_dir` (default `output_dir`); returns their
+    paths. FileNotFoundError when it holds neither `metrics.jsonl` nor an `eval_history.json`."""
+    if not os.path.isdir(output_dir):
+        raise FileNotFoundError(f"OUTPUT_DIR {output_dir} is not a directory")
+    out_dir = out_dir or output_dir
+    written = []
+    metrics_path = os.path.join(output_dir, METRICS_FILE)
+    if os.path.isfile(metrics_path):
+        records = read_jsonl(metrics_path)
+        if not records:
+            raise ValueError(f"{metrics_path} has no records yet (the run writes one per --iterations_per_loop)")
+        os.makedirs(out_dir, exist_ok=True)
+        written.append(os.path.join(out_dir, "pretraining_curves.png"))
+        plot_pretraining(records, written[-1])
+    histories = _eval_histories(output_dir)
+    if histories:
+        os.makedirs(out_dir, exist_ok=True)
+        written.append(os.path.join(out_dir, "fine_tuning_curves.png"))
+        plot_fine_tuning(histories, written[-1])
+    if not written:
+        raise FileNotFoundError(
+            f"{output_dir} has no {METRICS_FILE} (run_pretraining.py --output_dir) and no "
+            f"{EVAL_HISTORY_FILE} (run_classifier.py --output_dir, also under seed_*/)")
+    return written
+
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DIR).")
+
+
+def main(argv):
+    from albert_tf.cli import UsageError  # pylint: disable=g-import-not-at-top
+
+    if len(argv) != 2:
+        raise UsageError("usage: python -m albert_tf.tools.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
+    for path in plot_metrics(argv[1], FLAGS.out_dir):
+        print(path)
+
+
+if __name__ == "__main__":
+    from albert_tf.cli import run_main  # pylint: disable=g-import-not-at-top
+
+    run_main(main)

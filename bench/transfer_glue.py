@@ -1,0 +1,130 @@
+"""Does pretraining transfer? GLUE dev scores fine-tuned from a checkpoint vs from random weights.
+
+    python bench/transfer_glue.py --init_checkpoint=output/pretraining_cpu_gutenberg \\
+        --albert_config_file=configs/albert_cpu_small.json --data_dir=$GLUE_DIR \\
+        --output_dir=output/transfer --json=bench/results/transfer_glue.json
+
+Each (task, start) pair is one `run_classifier.py --seeds=N` run with the same fine-tuning recipe
+(below; `--init_checkpoint` is the only difference between the two starts), so this script holds
+no training logic. A pair whose `seeds_summary.json` exists is not rerun. It prints a Markdown
+table: mean ± standard deviation over the seeds of the best dev evaluation of each run, the
+majority-class baseline, and whether pretrained beats random by more than two standard deviations
+(the larger of the two starts' seed-to-seed spreads).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# task -> (train_step, save_checkpoints_steps), at batch 32: sized for a 2-core CPU. SST-2 ~1/3
+# epoch of its 67,349 rows (shuffled, drawn from all of them), CoLA one epoch of 8,551, MRPC and
+# STS-B two epochs of 3,668 and 5,749.
+RECIPE = {"SST-2": (700, 175), "CoLA": (270, 90), "MRPC": (230, 115), "STS-B": (360, 120)}
+COMMON_FLAGS = ["--do_train", "--do_eval", "--max_seq_length=64", "--train_batch_size=32",
+                "--padding=bucketed", "--optimizer=adamw", "--keep_checkpoint_max=1"]
+START_NAMES = ("pretrained", "random")
+
+
+def run_pair(task, start, args):
+    """Runs (or reuses) one task from one start; returns its output directory."""
+    output_dir = os.path.join(args.output_dir, start, task)
+    if os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
+        return output_dir
+    train_step, every = RECIPE[task]
+    command = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), f"--task_name={task}",
+               f"--data_dir={args.data_dir}", f"--albert_config_file={args.albert_config_file}",
+               f"--output_dir={output_dir}", f"--seeds={args.seeds}", f"--seed={args.seed}",
+               f"--learning_rate={args.learning_rate}", f"--train_step={train_step}",
+               f"--warmup_step={train_step // 10}", f"--save_checkpoints_steps={every}",
+               f"--cached_dir={os.path.join(args.output_dir, 'features', task)}", *COMMON_FLAGS]
+    if start == "pretrained":
+        command.append(f"--init_checkpoint={args.init_checkpoint}")
+    print("+", " ".join(command), flush=True)
+    returncode = subprocess.run(command).returncode
+    # Judged by its outputs: a run that wrote them counts even if its process was stopped after.
+    if not os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
+        raise RuntimeError(f"{task} from {start}: run_classifier.py exited with {returncode} "
+                           f"before writing {output_dir}/seeds_summary.json")
+    return output_dir
+
+
+def summarize(task, output_dir):
+    """{metric: {mean, std}} over the seeds, and the majority baseline of the dev split."""
+    with open(os.path.join(output_dir, "seeds_summary.json")) as handle:
+        summary = json.load(handle)
+    with open(os.path.join(output_dir, "eval_results.json")) as handle:
+        baseline = {k[len("majority_baseline_"):]: v for k, v in json.load(handle).items()
+                    if k.startswith("majority_baseline_")}
+    runs = [run["metrics"] for run in summary["runs"]]
+    metrics = {}
+    for name in runs[0]:
+        values = [run[name] for run in runs]
+        mean = sum(values) / len(values)
+        std = (sum((v - mean) ** 2 for v in values) / max(len(values) - 1, 1)) ** 0.5
+        metrics[name] = {"mean": mean, "std": std, "values": values}
+    return {"metrics": metrics, "majority_baseline": baseline, "runs": len(runs)}
+
+
+def compare(results, task, metric):
+    """(pretrained better by more than 2 std?, the margin in std) for one metric; for "mse" lower
+    is better, so the margin is random - pretrained."""
+    pre, rand = (results[start][task]["metrics"][metric] for start in START_NAMES)
+    margin = (rand["mean"] - pre["mean"]) if metric == "mse" else (pre["mean"] - rand["mean"])
+    spread = max(pre["std"], rand["std"])
+    ratio = margin / spread if spread else (0.0 if margin == 0 else math.copysign(math.inf, margin))
+    return margin > 2 * spread, ratio
+
+
+def markdown(results, selection):
+    lines = ["| task | metric | pretrained | random init | majority | pretrained - random (in std) | > 2 std |",
+             "|---|---|---|---|---|---|---|"]
+    for task in results["pretrained"]:
+        for metric in results["pretrained"][task]["metrics"]:
+            cells = [f"{results[s][task]['metrics'][metric]['mean']:.4f} ± {results[s][task]['metrics'][metric]['std']:.4f}"
+                     for s in START_NAMES]
+            majority = results["pretrained"][task]["majority_baseline"].get(metric)
+            wins, ratio = compare(results, task, metric)
+            mark = ("**yes**" if wins else "no") + (" (selection)" if metric == selection[task] else "")
+            lines.append(f"| {task} | {metric} | {cells[0]} | {cells[1]} | "
+                         f"{'' if majority is None else f'{majority:.4f}'} | {ratio:+.1f} | {mark} |")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--init_checkpoint", required=True, help="run_pretraining.py output directory (or checkpoint)")
+    parser.add_argument("--albert_config_file", required=True)
+    parser.add_argument("--data_dir", required=True, help="GLUE directory: <data_dir>/<TASK>/{train,dev}.tsv")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--tasks", default=",".join(RECIPE), help="comma list of " + ", ".join(RECIPE))
+    parser.add_argument("--starts", default=",".join(START_NAMES), help="comma list of pretrained, random")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--json", help="also write the summaries here")
+    args = parser.parse_args()
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    starts = [s.strip() for s in args.starts.split(",") if s.strip()]
+    unknown = sorted(set(tasks) - set(RECIPE)) + sorted(set(starts) - set(START_NAMES))
+    if unknown:
+        parser.error(f"unknown --tasks/--starts value(s): {', '.join(unknown)}")
+    results = {start: {task: summarize(task, run_pair(task, start, args)) for task in tasks} for start in starts}
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"recipe": {"tasks": RECIPE, "flags": COMMON_FLAGS, "learning_rate": args.learning_rate,
+                                  "seeds": args.seeds, "first_seed": args.seed},
+                       "results": results}, handle, indent=1, sort_keys=True)
+    if set(starts) == set(START_NAMES):
+        from albert_tf.glue.tasks import get_task  # pylint: disable=g-import-not-at-top
+
+        print(markdown(results, {task: get_task(task).selection_metric for task in tasks}))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, REPO_ROOT)
+    main()

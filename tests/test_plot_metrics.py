@@ -1,0 +1,62 @@
+"""`python -m albert_tf.tools.plot_metrics`: figures from a run's metrics, one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from albert_tf.tools.plot_metrics import plot_metrics
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _write_pretraining_metrics(output_dir):
+    records = [{"step": 0, "split": "eval", "masked_lm_accuracy": 0.0, "masked_lm_loss": 10.3,
+                "sentence_order_accuracy": 0.5, "sentence_order_loss": 0.69, "loss": 11.0}]
+    for step in (10, 20):
+        records.append({"step": step, "split": "train", "masked_lm_accuracy": step / 100,
+                        "masked_lm_loss": 8.0 - step / 10, "sentence_order_accuracy": 0.6,
+                        "sentence_order_loss": "nan", "loss": 9.0, "learning_rate": 0.01})
+    records.append(dict(records[0], step=20, masked_lm_accuracy=0.1))
+    with open(os.path.join(output_dir, "metrics.jsonl"), "w") as handle:
+        handle.write("".join(json.dumps(record) + "\n" for record in records))
+
+
+def _is_png(path):
+    with open(path, "rb") as handle:
+        return handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pretraining_and_fine_tuning_figures(tmp_path):
+    _write_pretraining_metrics(tmp_path)
+    for seed in (1, 2):
+        os.makedirs(tmp_path / f"seed_{seed}")
+        history = [{"step": 5, "accuracy": 0.5 + seed / 10}, {"step": 10, "accuracy": 0.7}]
+        (tmp_path / f"seed_{seed}" / "eval_history.json").write_text(json.dumps(history))
+    written = plot_metrics(str(tmp_path), str(tmp_path / "figures"))
+    assert [os.path.basename(path) for path in written] == ["pretraining_curves.png", "fine_tuning_curves.png"]
+    assert all(_is_png(path) and os.path.getsize(path) > 1000 for path in written)
+
+
+def test_directory_without_metrics_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="metrics.jsonl"):
+        plot_metrics(str(tmp_path))
+    (tmp_path / "metrics.jsonl").write_text("{not json\n")
+    with pytest.raises(ValueError, match="line 1 is not JSON"):
+        plot_metrics(str(tmp_path))
+
+
+def test_script_writes_figures_and_reports_errors_in_one_line(tmp_path):
+    _write_pretraining_metrics(tmp_path)
+    command = [sys.executable, "-m", "albert_tf.tools.plot_metrics"]
+    done = subprocess.run(command + [str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "pretraining_curves.png")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    failed = subprocess.run(command + [str(empty)], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1
+    assert "metrics.jsonl" in failed.stderr and "Traceback" not in failed.stderr
