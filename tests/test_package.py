@@ -12,7 +12,7 @@ import tensorflow as tf
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
-            "albert-train-sentencepiece", "albert-convert", "albert-experiments")
+            "albert-train-sentencepiece", "albert-convert", "albert-experiments", "albert-plot-metrics")
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,9 @@ def test_bundled_pretraining_then_fine_tuning_from_it_run_from_another_directory
     with open(workdir / "pretraining" / "pretraining_summary.json") as handle:
         assert json.load(handle)["final_step"] == 2
     assert tf.train.latest_checkpoint(str(workdir / "pretraining")).endswith("ckpt-2")
+    result = run(venv, "albert-plot-metrics", "pretraining")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert any(name.endswith(".png") for name in os.listdir(workdir / "pretraining")), result.stdout
 
     result = run(venv, "albert-classify", "--task_name=SST-2", "--do_train", "--train_step=1",
                  "--save_checkpoints_steps=1", "--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=64",

@@ -132,7 +132,12 @@ def main(argv):
         print(path)
 
 
-if __name__ == "__main__":
+def console_main():
+    """The `albert-plot-metrics` command (`python -m albert_tf.tools.plot_metrics`)."""
     from albert_tf.cli import run_main  # pylint: disable=g-import-not-at-top
 
-    run_main(main)
+    run_main(main, help_module=__name__)
+
+
+if __name__ == "__main__":
+    console_main()
