@@ -184,7 +184,7 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
 def test_an_eval_file_with_evaluation_off_is_warned_about(tmp_path):
     # The missing --input_file stops the run right after the warning.
     result = run_script([f"--output_dir={tmp_path}", "--do_eval=false", f"--eval_input_file={tmp_path}/heldout.tfrecord",
-                         "--input_file=/nonexistent/*.tfrecord"], timeout=120)
+                         "--input_file=/nonexistent/*.tfrecord"], timeout=600)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == ["warning: --eval_input_file is not read: --do_eval is false (add --do_eval to evaluate)"]
     assert result.returncode == 2
