@@ -20,7 +20,7 @@ from data_prep.pretraining_instances import InstanceOptions
 
 # Bump when a change to the algorithm or the format changes the bytes written for the same
 # settings: shards recorded with another version are rebuilt instead of skipped.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: records shuffled across the whole shard
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +88,12 @@ class BuildPlan:
 def chunk_seed(random_seed, chunk_index, dupe_index):
     """Seed of one pass over one chunk: independent streams from one `--random_seed`."""
     words = np.random.SeedSequence(random_seed, spawn_key=(chunk_index, dupe_index)).generate_state(4)
+    return int.from_bytes(words.tobytes(), "little")
+
+
+def shard_seed(random_seed, shard_index):
+    """Seed of the shuffle of one output shard's records (a stream apart from the chunks')."""
+    words = np.random.SeedSequence(random_seed, spawn_key=(shard_index,)).generate_state(4)
     return int.from_bytes(words.tobytes(), "little")
 
 

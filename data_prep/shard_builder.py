@@ -6,19 +6,22 @@ renamed. A shard counts as complete when both exist and the fingerprint matches,
 after a crash or an interruption redoes only the missing shards.
 
 Each (chunk, pass) has its own RNG seeded from (`--random_seed`, chunk index, pass index), and
-its instances are shuffled before they are written: the bytes of a shard depend on the plan
-only, never on which process builds it or in what order.
+the shard's records are shuffled across all its chunks and passes before they are written
+(`record_shuffle`, seeded by `--random_seed` and the shard index), as the original shuffles all
+instances: the bytes of a shard depend on the plan only, never on which process builds it or in
+what order.
 """
 
 import json
 import random
 
 from data_prep import corpus, tfrecord
-from data_prep.build_plan import chunk_seed
+from data_prep.build_plan import chunk_seed, shard_seed
 from data_prep.file_access import atomic_write
 from data_prep.pretraining_features import InstanceEncoder
 from data_prep.pretraining_instances import InstanceBuilder, start_piece_flags
 from data_prep.pretraining_stats import PretrainingStats
+from data_prep.record_shuffle import ShuffledRecords
 
 
 class ShardBuilder:
@@ -59,8 +62,9 @@ class ShardBuilder:
         stats = PretrainingStats()
         instance_builder = InstanceBuilder(plan.options, self.start_flags, tokenizer.cls_id,
                                            tokenizer.sep_id, tokenizer.mask_id, stats)
-        with atomic_write(self.files, plan.output_files[shard_index]) as handle:
-            for chunk in plan.shard_chunks(shard_index):
+        chunks = plan.shard_chunks(shard_index)
+        with ShuffledRecords(len(chunks) * plan.dupe_factor, shard_seed(plan.random_seed, shard_index)) as shuffled:
+            for chunk in chunks:
                 documents_before = stats.counts["documents"]
                 documents = corpus.read_documents(self.files, chunk, tokenizer, stats)
                 for dupe_index in range(plan.dupe_factor):
@@ -68,11 +72,12 @@ class ShardBuilder:
                     rng = random.Random(chunk_seed(plan.random_seed, chunk.index, dupe_index))
                     records = [tfrecord.frame_record(self.encoder.encode(instance))
                                for instance in instance_builder.instances(documents, rng)]
-                    rng.shuffle(records)
-                    handle.write(b"".join(records))
+                    shuffled.add(records)
                     if on_pass is not None:
                         on_pass(stats.counts["documents"] - documents_before if dupe_index == 0 else 0,
                                 stats.counts["instances"] - instances_before)
+            with atomic_write(self.files, plan.output_files[shard_index]) as handle:
+                shuffled.write_to(handle)
             sidecar = {"fingerprint": plan.shard_fingerprint(shard_index),
                        "output_file": plan.output_files[shard_index], "stats": stats.to_dict()}
             with atomic_write(self.files, plan.shard_sidecar(shard_index)) as sidecar_handle:

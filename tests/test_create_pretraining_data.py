@@ -122,6 +122,25 @@ def test_seed_changes_the_data_and_the_same_seed_repeats_it(tmp_path, small_corp
     assert first == again != other
 
 
+def test_one_output_file_mixes_the_whole_corpus_not_chunk_after_chunk(tmp_path, small_corpus):
+    """As the original (all instances shuffled): the records of the corpus's last file are spread
+    over the whole output, not written after the first file's (a reader's shuffle buffer would
+    then show a short run the first books only)."""
+    first = tmp_path / "first.txt"
+    first.write_bytes(open(small_corpus, "rb").read())
+    marked = tmp_path / "marked.txt"  # the same text with "zebra" after every word
+    marked.write_text("".join(" ".join(f"{word} zebra" for word in line.split()) + "\n"
+                              for line in open(small_corpus, encoding="utf-8")))
+    result = build_small(f"{first},{marked}", str(tmp_path / "train.tfrecord"), input_chunk_bytes=16384)
+    zebra_id = 25011  # "▁zebra" in the bundled SentencePiece model
+    examples = read_examples(result["stats"]["output_files"][0])
+    positions = [i / len(examples) for i, example in enumerate(examples)
+                 if zebra_id in feature_values(example, "input_ids")]
+    assert len(examples) > 200 and 0.4 < len(positions) / len(examples) < 0.85
+    assert 0.4 < sum(positions) / len(positions) < 0.6  # chunk after chunk: about 0.75
+    assert min(positions) < 0.05 and max(positions) > 0.95
+
+
 def test_comma_list_of_outputs_gets_chunks_round_robin(tmp_path, small_corpus):
     outputs = [str(tmp_path / "x.tfrecord"), str(tmp_path / "y.tfrecord")]
     result = build_small(small_corpus, ",".join(outputs), input_chunk_bytes=16384)
