@@ -1,11 +1,10 @@
-"""The flags every SQuAD / RACE runner shares, defined once (the original's names)."""
+"""The flags every SQuAD / RACE runner shares, defined once (the original's names), without TensorFlow."""
 
 from absl import flags
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_tf.distribute import STRATEGY_NAMES
+from albert_tf.cli_choices import OPTIMIZER_NAMES, STRATEGY_NAMES
 from albert_tf.kernels import KERNELS_FLAG_VALUES
-from albert_tf.optimization import OPTIMIZER_NAMES
 
 
 def define_task_flags(output_dir):

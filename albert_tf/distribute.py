@@ -10,7 +10,7 @@ import os
 
 import tensorflow as tf
 
-STRATEGY_NAMES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+from albert_tf.cli_choices import STRATEGY_NAMES  # noqa: F401 (re-exported)
 
 
 def default_strategy_name(tpu_address=None):

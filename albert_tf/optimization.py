@@ -20,12 +20,12 @@ import re
 import keras
 import tensorflow as tf
 
+from albert_tf.cli_choices import OPTIMIZER_NAMES  # noqa: F401 (re-exported)
+
 # The original matches these with `re.search` on variable names. On our paths they catch every
 # LayerNorm (`.../layer_norm/gamma`, `masked_lm_head/transform_layer_norm/beta`) and every bias,
 # including `masked_lm_head/output_bias` and `sentence_order_head/output_bias`.
 EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
-
-OPTIMIZER_NAMES = ("lamb", "adamw")
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
-            "albert-train-sentencepiece")
+            "albert-train-sentencepiece", "albert-squad", "albert-race")
 
 
 @pytest.fixture(scope="module")
