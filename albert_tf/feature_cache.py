@@ -8,6 +8,7 @@ into one ValueError naming the file and how to rebuild it.
 """
 
 import json
+import re
 
 import tensorflow as tf
 
@@ -37,6 +38,13 @@ def check_feature_file(path, parse, expected_records):
     try:
         count = int(count.reduce(tf.constant(0, tf.int64), lambda total, _: total + 1))
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError) as error:
-        raise damaged_cache(path, (error.message or type(error).__name__).splitlines()[0][:300]) from None
+        raise damaged_cache(path, _what_went_wrong(error)) from None
     if count != expected_records:
         raise damaged_cache(path, f"{count} records, {expected_records} expected")
+
+
+def _what_went_wrong(error):
+    """The first line of a tf.data error, without the graph's function and op names around it."""
+    text = (error.message or type(error).__name__).splitlines()[0]
+    text = re.sub(r"\{\{[^}]*\}\}\s*|\s*\[Op:[^\]]*\].*$", "", text).strip()
+    return text[:300] or type(error).__name__
