@@ -36,7 +36,7 @@ def check_feature_file(path, parse, expected_records):
         raise damaged_cache(path, "the file is missing")
     count = tf.data.TFRecordDataset(path).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     try:
-        count = int(count.reduce(tf.constant(0, tf.int64), lambda total, _: total + 1))
+        count = int(count.reduce(tf.constant(0, tf.int64), _count))
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError) as error:
         raise damaged_cache(path, _what_went_wrong(error)) from None
     if count != expected_records:
@@ -48,3 +48,8 @@ def _what_went_wrong(error):
     text = (error.message or type(error).__name__).splitlines()[0]
     text = re.sub(r"\{\{[^}]*\}\}\s*|\s*\[Op:[^\]]*\].*$", "", text).strip()
     return text[:300] or type(error).__name__
+
+
+@tf.autograph.experimental.do_not_convert
+def _count(total, _):
+    return total + 1

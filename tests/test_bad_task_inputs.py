@@ -101,11 +101,12 @@ def test_a_damaged_feature_cache_is_named_with_how_to_rebuild_it(tmp_path, token
 
 def test_run_squad_names_a_damaged_cache_in_one_line(tmp_path, tokenizer):
     cache_dir = str(tmp_path / "cache")
-    examples = read_squad_examples(SQUAD_DEV, False, False)
-    path, _ = squad_features.cached_features(SQUAD_DEV, examples, tokenizer, cache_dir, 64, 32, 16, False, False)
+    examples = read_squad_examples(SQUAD_DEV, False, True)
+    path, _ = squad_features.cached_features(SQUAD_DEV, examples, tokenizer, cache_dir, 64, 32, 16, False, True)
     _damage(path, "truncated")
     code, stderr = run_script("run_squad.py", f"--predict_file={SQUAD_DEV}", f"--cached_dir={cache_dir}",
-                              f"--output_dir={tmp_path / 'out'}", "--do_predict", f"--init_checkpoint={tmp_path}",
+                              f"--output_dir={tmp_path / 'out'}", "--do_predict", "--version_2_with_negative",
+                              f"--init_checkpoint={tmp_path}",
                               "--max_seq_length=64", "--doc_stride=32", "--max_query_length=16")
     assert_one_line_error(code, stderr, "--predict_file", path, "damaged")
 
@@ -143,7 +144,7 @@ def test_run_settings_are_not_written_over_another_runs_checkpoints(tmp_path):
 @pytest.mark.parametrize("script, args, there, words", [
     ("run_squad.py", [f"--predict_file={SQUAD_DEV}", "--do_predict", "--version_2_with_negative"],
      _settings(task="race", max_seq_length=512), ["a race run", "task 'race' there, 'squad v2.0' here"]),
-    ("run_race.py", ["--data_dir={data}", "--do_eval", "--max_seq_length=64"],
+    ("run_race.py", ["--data_dir={data}", "--do_eval", "--max_seq_length=64", "--max_qa_length=16"],
      _settings(task="race", max_seq_length=512), ["max_seq_length 512 there, 64 here"]),
 ])
 def test_the_runners_refuse_an_output_dir_of_another_run(tmp_path, script, args, there, words):

@@ -139,7 +139,7 @@ class SquadServingModule(tf.Module):
     def _model_outputs(self, inputs):
         # An empty batch has no [CLS] column for the model to read: answer it with empty outputs.
         def empty():
-            one_row = {name: tf.zeros([1, 4], tf.int32) for name in inputs}
+            one_row = {name: tf.zeros([1, self.max_seq_length], tf.int32) for name in inputs}
             return tf.nest.map_structure(lambda value: value[:0], self.model(one_row, training=False))
 
         return tf.cond(tf.size(inputs["input_word_ids"]) > 0, lambda: self.model(inputs, training=False), empty)
