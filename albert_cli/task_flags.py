@@ -1,4 +1,4 @@
-"""The flags every SQuAD / RACE runner shares, defined once (the original's names)."""
+"""The flags every SQuAD / RACE runner shares, defined once (the original's names), without TensorFlow."""
 
 from absl import flags
 

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
-            "albert-train-sentencepiece", "albert-convert", "albert-experiments", "albert-plot-metrics")
+            "albert-train-sentencepiece", "albert-convert", "albert-experiments", "albert-plot-metrics",
+            "albert-squad", "albert-race")
 
 
 @pytest.fixture(scope="module")

@@ -102,8 +102,10 @@ def test_run_race_trains_evaluates_and_predicts(tmp_path):
     result = run_race(f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_train", "--do_eval",
                       "--do_predict", "--max_seq_length=48", "--max_qa_length=16", "--train_step=4",
                       "--warmup_step=1", "--save_checkpoints_steps=2", "--train_batch_size=2",
-                      "--learning_rate=1e-3")
+                      "--learning_rate=1e-3", f"--export_dir={tmp_path / 'export'}")
     assert result.returncode == 0, result.stderr[-3000:]
+    (version,) = os.listdir(tmp_path / "export")  # served in tests/test_race_serving.py
+    assert os.path.exists(tmp_path / "export" / version / "saved_model.pb")
 
     def read(name):
         with open(os.path.join(output_dir, name)) as handle:
@@ -124,6 +126,7 @@ def test_run_race_trains_evaluates_and_predicts(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (("--do_eval",), "--data_dir is needed"),
+    (("--export_dir=/tmp/never",), "holds no fine-tuned"),
     (("--do_eval", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle: no RACE passages"),
     (("--do_eval", "--data_dir=.", "--high_only", "--middle_only"), "exclude each other"),
     (("--do_eval", "--data_dir=.", "--max_seq_length=64", "--max_qa_length=62"), "leaves no room"),

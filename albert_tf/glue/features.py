@@ -12,6 +12,7 @@ import json
 import tensorflow as tf
 
 from albert_tf.choices import PADDING_MODES
+from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.tokenization import truncate_seq_pair
@@ -86,7 +87,9 @@ def cached_features(task, split, example_set, tokenizer, max_seq_length, cache_d
     key = cache_key(task, split, example_set, tokenizer, max_seq_length)
     path = f"{cache_dir}/{task.name}_{split}_{max_seq_length}_{key}.tf_record"
     meta_path = path + ".json"
-    if not tf.io.gfile.exists(meta_path):
+    if tf.io.gfile.exists(meta_path):  # read through once: a damaged file is named, not a trace mid-training
+        check_feature_file(path, _parse(task), read_sidecar(path).get("num_examples"))
+    else:
         tf.io.gfile.makedirs(cache_dir)
         write_features(task, example_set.examples, tokenizer, max_seq_length, path)
         with atomic_open(meta_path, "w") as handle:

@@ -12,12 +12,10 @@ from [CLS] and the start-probability-weighted sequence. Positions where `p_mask`
 import keras
 import tensorflow as tf
 
+from albert_tf.choices import END_N_TOP, START_N_TOP  # noqa: F401 (re-exported)
 from albert_tf.layers.initializers import truncated_normal
 
 MASKED_LOGIT = 1e30
-# The original's v2 defaults (run_squad_v2.py flags).
-START_N_TOP = 5
-END_N_TOP = 5
 ANSWER_DROPOUT = 0.1
 
 

@@ -10,6 +10,7 @@ import json
 
 import tensorflow as tf
 
+from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.race.examples import NUM_CHOICES
@@ -49,7 +50,8 @@ def write_features(examples, tokenizer, max_seq_length, max_qa_length, path):
 
 
 def cached_features(examples, source, tokenizer, cache_dir, max_seq_length, max_qa_length):
-    """Path of the feature file of `examples` (named `source`, e.g. "dev-middle"), built once."""
+    """Path of the feature file of `examples` (named `source`, e.g. "dev-middle"), built once (a cached
+    file is read through first: `feature_cache.check_feature_file`)."""
     digest = hashlib.sha1()
     with tf.io.gfile.GFile(tokenizer.spm_model_file, "rb") as handle:
         digest.update(handle.read())
@@ -58,16 +60,17 @@ def cached_features(examples, source, tokenizer, cache_dir, max_seq_length, max_
     digest.update(f"{tokenizer.do_lower_case}|{max_seq_length}|{max_qa_length}".encode())
     path = f"{cache_dir}/race_{source}_{max_seq_length}_{digest.hexdigest()[:12]}.tf_record"
     done_path = path + ".json"
-    if not tf.io.gfile.exists(done_path):
-        tf.io.gfile.makedirs(cache_dir)
-        write_features(examples, tokenizer, max_seq_length, max_qa_length, path)
-        with atomic_open(done_path, "w") as handle:
-            json.dump({"num_examples": len(examples)}, handle)
+    if tf.io.gfile.exists(done_path):
+        check_feature_file(path, _parser(max_seq_length), read_sidecar(path).get("num_examples"))
+        return path
+    tf.io.gfile.makedirs(cache_dir)
+    write_features(examples, tokenizer, max_seq_length, max_qa_length, path)
+    with atomic_open(done_path, "w") as handle:
+        json.dump({"num_examples": len(examples)}, handle)
     return path
 
 
-def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, shuffle_buffer=100_000):
-    """(inputs [B, 4, max_seq_length] each, label [B]) batches; training data shuffled and repeated."""
+def _parser(max_seq_length):
     shape = [NUM_CHOICES * max_seq_length]
     spec = {name: tf.io.FixedLenFeature(shape, tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
     spec["label_ids"] = tf.io.FixedLenFeature([], tf.int64)
@@ -79,8 +82,13 @@ def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, sh
                                   ("input_type_ids", "segment_ids"))}
         return rows, tf.cast(parsed["label_ids"], tf.int32)
 
+    return parse
+
+
+def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, shuffle_buffer=100_000):
+    """(inputs [B, 4, max_seq_length] each, label [B]) batches; training data shuffled and repeated."""
     dataset = tf.data.TFRecordDataset(path)
     if training:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True).repeat()
-    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size, drop_remainder=training)
+    dataset = dataset.map(_parser(max_seq_length), num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size, drop_remainder=training)
     return dataset.prefetch(tf.data.AUTOTUNE)

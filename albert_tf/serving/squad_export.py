@@ -4,8 +4,9 @@ Signatures:
     `serving_default`: `question`, `context` string [batch] -> `answer_text` string [batch],
         `answer_start`, `answer_end` int32 [batch] (character offsets into `context`, end
         exclusive; -1 when there is no answer), `score` float32 (start + end score of the span),
-        and for SQuAD 2.0 `no_answer_score` (the [CLS] answerability logit; "no answer" when it
-        reaches the exported `null_score_diff_threshold`).
+        and for SQuAD 2.0 `no_answer_score` (the lowest [CLS] answerability logit over the
+        question's windows; "no answer" when it reaches the exported `null_score_diff_threshold`).
+        An empty batch gets empty outputs.
     `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids`, `p_mask` int32
         [batch, seq] -> the model's raw outputs, for clients that build windows themselves.
 
@@ -13,10 +14,11 @@ Everything runs in the graph (tensorflow-text), with the training tokenizer's no
 The paragraph is split on whitespace with byte offsets, each word tokenized on its own (pieces
 never cross a space), and a piece's characters are found by the lengths of the pieces before it
 in its word; where normalisation changed a word's length (accents, some Unicode) the whole word
-stands for each of its pieces. One window per question: a paragraph longer than
-`max_seq_length` minus the question is cut (the Python runner's sliding windows are not
-repeated here). The best span is searched as `run_squad.py` does, over every valid pair (v1.1)
-or the model's start/end beam (v2.0), at most `max_answer_length` pieces long.
+stands for each of its pieces. A paragraph longer than one window is read in `doc_stride`
+windows and answered as `run_squad.py` answers it (`squad_windows`): the best span over all
+windows, starting in its max-context window, from the top `n_best_size` starts x ends (v1.1) or
+the model's start/end beam (v2.0), at most `max_answer_length` pieces long. Windows are padded
+to `max_seq_length`, as in the feature files, so v1.1 ranks the same positions.
 """
 
 import tensorflow as tf
@@ -24,20 +26,24 @@ import tensorflow_text as tf_text
 
 from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertTextTokenizer, _char_classes
 from albert_tf.tokenization import SPIECE_UNDERLINE, AlbertTokenizer
 
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
-_NO_SPAN = -1e30
 
 
 class SquadServingModule(tf.Module):
     """Wraps an `AlbertQuestionAnswering` with in-graph windowing and answer decoding."""
 
-    def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=384, max_query_length=64,
-                 max_answer_length=30, null_score_diff_threshold=None):
+    def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=384, doc_stride=128,
+                 max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None):
         super().__init__()
+        if max_seq_length <= max_query_length + 3 or min(doc_stride, n_best_size, max_answer_length) < 1:
+            raise ValueError(f"a SQuAD export needs max_seq_length > max_query_length + 3 and positive doc_stride, "
+                             f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
+                             f"{doc_stride}, {n_best_size}, {max_answer_length}")
         if model.version_2_with_negative and null_score_diff_threshold is None:
             raise ValueError("a SQuAD 2.0 export needs null_score_diff_threshold (found on the dev set by "
                              "run_squad.py, or given with --null_score_diff_threshold)")
@@ -49,7 +55,9 @@ class SquadServingModule(tf.Module):
                                         tf.int64)
         self._whitespace = _char_classes()[0] + "+"
         self.max_seq_length = max_seq_length
+        self.doc_stride = doc_stride
         self.max_query_length = max_query_length
+        self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
         text = tf.TensorSpec([None], tf.string)
@@ -79,40 +87,29 @@ class SquadServingModule(tf.Module):
         return per_example(ids), per_example(starts), per_example(ends)
 
     def _serve_text(self, question, context):
-        query = self.tokenizer(question)[:, :self.max_query_length]
+        query = tf.cast(self.tokenizer(question)[:, :self.max_query_length], tf.int32)
         ids, starts, ends = self._context_pieces(context)
-        budget = self.max_seq_length - tf.cast(query.row_lengths(), tf.int32) - 3
-        keep = tf.ragged.range(ids.row_lengths()) < tf.cast(budget, tf.int64)[:, tf.newaxis]
-        ids, starts, ends = (tf.ragged.boolean_mask(x, keep) for x in (ids, starts, ends))
-        batch = query.nrows()
-        cls = tf.fill([batch, 1], self.tokenizer.cls_id)
-        sep = tf.fill([batch, 1], self.tokenizer.sep_id)
-        as_ragged = tf.RaggedTensor.from_tensor
-        word_ids = tf.concat([as_ragged(cls), query, as_ragged(sep), tf.cast(ids, tf.int32), as_ragged(sep)], 1)
-        query_part = tf.concat([as_ragged(cls), query, as_ragged(sep)], 1)
-        ones = tf.ones_like(ids, tf.int32)
-        type_ids = tf.concat([tf.zeros_like(query_part), ones, as_ragged(tf.ones_like(sep))], 1)
-        p_mask = tf.concat([as_ragged(tf.zeros_like(cls)), tf.ones_like(query), as_ragged(tf.ones_like(sep)),
-                            ones * 0, as_ragged(tf.ones_like(sep))], 1)
-        inputs = {
-            "input_word_ids": word_ids.to_tensor(self.tokenizer.pad_id),
-            "input_mask": tf.ones_like(word_ids).to_tensor(0),
-            "input_type_ids": type_ids.to_tensor(0),
-            "p_mask": p_mask.to_tensor(1),
-        }
-        outputs = self._serve_token_ids(inputs)
-        doc_offset = tf.cast(query.row_lengths(), tf.int32) + 2
-        num_pieces = tf.cast(ids.row_lengths(), tf.int32)
-        start, end, score = self._best_span(outputs, doc_offset, num_pieces)
-        found = score > _NO_SPAN / 2
-        result = {"score": score}
+        windows = Windows(tf.cast(query.row_lengths(), tf.int32), tf.cast(ids.row_lengths(), tf.int32),
+                          self.max_seq_length, self.doc_stride)
+        positions = tf.ragged.range(windows.start, windows.start + windows.length)  # paragraph pieces [N, (M)]
+        first_piece = tf.gather(tf.cast(ids.row_starts(), tf.int32), windows.question)
+        doc = positions.with_flat_values(tf.gather(tf.cast(ids.flat_values, tf.int32), (
+            positions + first_piece[:, tf.newaxis]).flat_values))
+        outputs = self._model_outputs(self._window_inputs(tf.gather(query, windows.question), doc))
         if self.model.version_2_with_negative:
-            result["no_answer_score"] = outputs["cls_logits"]
-            found &= outputs["cls_logits"] < self.null_score_diff_threshold
-        piece_start = tf.gather(starts, tf.maximum(start - doc_offset, 0), batch_dims=1)
-        piece_end = tf.gather(ends, tf.maximum(end - doc_offset, 0), batch_dims=1)
-        byte_start = tf.cast(tf.where(found, piece_start, 0), tf.int32)
-        byte_end = tf.cast(tf.where(found, piece_end, 0), tf.int32)
+            start, end, scores = beam_pairs(outputs)
+        else:
+            start, end, scores = top_pairs(outputs["start_logits"], outputs["end_logits"], self.n_best_size)
+        valid = windows.valid(start, end, windows.max_context(self.max_seq_length), self.max_answer_length)
+        start_piece, end_piece, score = windows.best_span(start, end, scores, valid)
+        found = score > NO_SPAN / 2
+        result = {"score": tf.cast(score, tf.float32)}
+        if self.model.version_2_with_negative:
+            # As the original: the question's no-answer score is its lowest over its windows.
+            result["no_answer_score"] = tf.reduce_min(windows.by_question(outputs["cls_logits"], float("inf")), axis=1)
+            found &= result["no_answer_score"] < self.null_score_diff_threshold
+        byte_start = tf.where(found, _row_values(starts, start_piece), 0)
+        byte_end = tf.where(found, _row_values(ends, end_piece), 0)
         result["answer_text"] = tf.strings.substr(context, byte_start, byte_end - byte_start)
         before = tf.strings.substr(context, tf.zeros_like(byte_start), byte_start)
         char_start = tf.strings.length(before, unit="UTF8_CHAR")
@@ -121,36 +118,34 @@ class SquadServingModule(tf.Module):
                                         -1)
         return result
 
-    def _valid(self, start, end, doc_offset, num_pieces):
-        """Whether sequence positions (start, end) [B, ...] are a span of the paragraph part."""
-        offset, limit = doc_offset[:, tf.newaxis], (doc_offset + num_pieces)[:, tf.newaxis]
-        if start.shape.rank == 3:
-            offset, limit = offset[:, tf.newaxis], limit[:, tf.newaxis]
-        return ((start >= offset) & (end < limit) & (end >= start) & (end - start < self.max_answer_length))
+    def _window_inputs(self, query, doc):
+        """`[CLS] question [SEP] window [SEP]` rows padded to max_seq_length, as the feature files hold them."""
+        rows = query.nrows()
+        cls = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.cls_id))
+        sep = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.sep_id))
+        word_ids = tf.concat([cls, query, sep, doc, sep], 1)
+        type_ids = tf.concat([tf.zeros_like(cls), tf.zeros_like(query), tf.zeros_like(sep), tf.ones_like(doc),
+                              tf.ones_like(sep)], 1)
+        p_mask = tf.concat([tf.zeros_like(cls), tf.ones_like(query), tf.ones_like(sep), tf.zeros_like(doc),
+                            tf.ones_like(sep)], 1)
+        shape = [None, self.max_seq_length]
+        return {
+            "input_word_ids": word_ids.to_tensor(self.tokenizer.pad_id, shape=shape),
+            "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
+            "input_type_ids": type_ids.to_tensor(0, shape=shape),
+            "p_mask": p_mask.to_tensor(1, shape=shape),
+        }
 
-    def _best_span(self, outputs, doc_offset, num_pieces):
-        if self.model.version_2_with_negative:
-            start_index, end_index = outputs["start_top_index"], outputs["end_top_index"]
-            ends_per_start = tf.shape(end_index)[1] // tf.shape(start_index)[1]
-            starts = tf.repeat(start_index, ends_per_start, axis=1)
-            scores = tf.repeat(outputs["start_top_log_probs"], ends_per_start, axis=1) + outputs["end_top_log_probs"]
-            scores = tf.where(self._valid(starts, end_index, doc_offset, num_pieces), scores, _NO_SPAN)
-            best = tf.argmax(scores, axis=1, output_type=tf.int32)
-            return (tf.gather(starts, best, batch_dims=1), tf.gather(end_index, best, batch_dims=1),
-                    tf.reduce_max(scores, axis=1))
-        start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]
-        length = tf.shape(start_logits)[1]
-        positions = tf.range(length)
-        starts = tf.broadcast_to(positions[tf.newaxis, :, tf.newaxis], [tf.shape(start_logits)[0], length, length])
-        ends = tf.broadcast_to(positions[tf.newaxis, tf.newaxis, :], tf.shape(starts))
-        scores = start_logits[:, :, tf.newaxis] + end_logits[:, tf.newaxis, :]
-        scores = tf.reshape(tf.where(self._valid(starts, ends, doc_offset, num_pieces), scores, _NO_SPAN),
-                            [tf.shape(start_logits)[0], -1])
-        best = tf.argmax(scores, axis=1, output_type=tf.int32)
-        return best // length, best % length, tf.reduce_max(scores, axis=1)
+    def _model_outputs(self, inputs):
+        # An empty batch has no [CLS] column for the model to read: answer it with empty outputs.
+        def empty():
+            one_row = {name: tf.zeros([1, self.max_seq_length], tf.int32) for name in inputs}
+            return tf.nest.map_structure(lambda value: value[:0], self.model(one_row, training=False))
+
+        return tf.cond(tf.size(inputs["input_word_ids"]) > 0, lambda: self.model(inputs, training=False), empty)
 
     def _serve_token_ids(self, inputs):
-        return self.model(inputs, training=False)
+        return self._model_outputs(inputs)
 
     def signatures(self):
         return {
@@ -159,10 +154,20 @@ class SquadServingModule(tf.Module):
         }
 
 
-def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=384, max_query_length=64,
-                 max_answer_length=30, null_score_diff_threshold=None, version=None):
+def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=384, doc_stride=128,
+                 max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
+                 version=None):
     """Writes `<export_dir>/<version>/` for a float32 `AlbertQuestionAnswering`; returns that path."""
     module = SquadServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
-                                max_query_length=max_query_length, max_answer_length=max_answer_length,
+                                doc_stride=doc_stride, max_query_length=max_query_length, n_best_size=n_best_size,
+                                max_answer_length=max_answer_length,
                                 null_score_diff_threshold=null_score_diff_threshold)
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)
+
+
+def _row_values(ragged, index):
+    """ragged[b, index[b]] for each row (0 where the row has no such value)."""
+    flat = tf.cast(ragged.row_starts(), tf.int32) + index
+    padded = tf.concat([ragged.flat_values, tf.zeros([1], ragged.flat_values.dtype)], 0)
+    inside = (index >= 0) & (index < tf.cast(ragged.row_lengths(), tf.int32))
+    return tf.cast(tf.gather(padded, tf.where(inside, flat, tf.size(ragged.flat_values))), tf.int32)

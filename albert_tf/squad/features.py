@@ -17,6 +17,7 @@ import json
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.squad.alignment import align
@@ -179,39 +180,49 @@ def cache_key(path, tokenizer, *settings):
 
 def cached_features(source_path, examples, tokenizer, cache_dir, max_seq_length, doc_stride, max_query_length,
                     is_training, version_2_with_negative):
-    """(TFRecord path, `FeatureStats` as a dict) for `examples` of `source_path`, built once per setting."""
+    """(TFRecord path, `FeatureStats` as a dict) for `examples` of `source_path`, built once per setting
+    (a cached file is read through first: `feature_cache.check_feature_file`)."""
     key = cache_key(source_path, tokenizer, max_seq_length, doc_stride, max_query_length, is_training,
                     version_2_with_negative)
     split = "train" if is_training else "predict"
     path = f"{cache_dir}/squad_{split}_{max_seq_length}_{key}.tf_record"
     stats_path = path + ".json"
-    if not tf.io.gfile.exists(stats_path):
-        tf.io.gfile.makedirs(cache_dir)
-        progress = Progress(f"features {path}", total=len(examples), unit="examples")
-        features = convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
-                                                is_training)
-        last_example = -1
-        with atomic_output(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
-            while True:
-                try:
-                    feature = next(features)
-                except StopIteration as done:
-                    stats = done.value
-                    break
-                writer.write(feature.to_example().SerializeToString())
-                progress.update(feature.example_index - last_example)
-                last_example = feature.example_index
-        progress.close()
-        with atomic_open(stats_path, "w") as handle:
-            json.dump(dataclasses.asdict(stats), handle, indent=2)
-        logging.info("SQuAD features %s: %s", path, stats)
-    with tf.io.gfile.GFile(stats_path, "r") as handle:
-        return path, json.load(handle)
+    if tf.io.gfile.exists(stats_path):
+        stats = read_sidecar(path)
+        check_feature_file(path, _parse_every_field, stats.get("num_features"))
+        return path, stats
+    tf.io.gfile.makedirs(cache_dir)
+    progress = Progress(f"features {path}", total=len(examples), unit="examples")
+    features = convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride, max_query_length,
+                                            is_training)
+    last_example = -1
+    with atomic_output(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
+        while True:
+            try:
+                feature = next(features)
+            except StopIteration as done:
+                stats = done.value
+                break
+            writer.write(feature.to_example().SerializeToString())
+            progress.update(feature.example_index - last_example)
+            last_example = feature.example_index
+    progress.close()
+    with atomic_open(stats_path, "w") as handle:
+        json.dump(dataclasses.asdict(stats), handle, indent=2)
+    logging.info("SQuAD features %s: %s", path, stats)
+    return path, dataclasses.asdict(stats)
 
 
 def read_features(path):
     """Every `SquadFeature` of a feature file, in order (for post-processing)."""
     return [SquadFeature.from_example(record.numpy()) for record in tf.data.TFRecordDataset(path)]
+
+
+def _parse_every_field(record):
+    """Every field `SquadFeature.from_example` reads, with its type (to check a cached file)."""
+    spec = {name: tf.io.RaggedFeature(tf.int64) for name in _INT_LIST_FIELDS}
+    spec.update({name: tf.io.FixedLenFeature([], tf.int64) for name in _INT_FIELDS})
+    return tf.io.parse_single_example(record, spec)
 
 
 def _parse(record):
