@@ -61,5 +61,5 @@ def test_best_eval_record_takes_the_lowest_finite_loss_and_the_earliest_of_equal
 
 def test_eval_every_steps_must_be_positive(tmp_path):
     result = run_script(small_run_flags(tmp_path, str(tmp_path / "out"), eval_every_steps=0), timeout=120)
-    assert result.returncode == 2 and "error: --eval_every_steps must be > 0, got 0" in result.stderr
+    assert result.returncode == 2 and "--eval_every_steps=0: 0 is not a positive integer" in result.stderr
     assert "Traceback" not in result.stderr
