@@ -1,6 +1,9 @@
 """What every fine-tuning script loads first: the tokenizer and the config, checked against each other."""
 
-from albert_tf.cli import UsageError, require
+import os
+
+from albert_cli.export_version import check_export_version_is_new
+from albert_tf.cli import UsageError, require, require_output_dir
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization import AlbertTokenizer
 
@@ -42,3 +45,21 @@ def load_tokenizer_and_config(flag_values):
 def compute_dtype(mixed_precision):
     """The Keras dtype policy for a `--mixed_precision` value (None = float32)."""
     return None if mixed_precision == "float32" else mixed_precision
+
+
+def start_task_run(flag_values):
+    """What the SQuAD and RACE runners do first: (tokenizer, config, strategy, feature cache dir),
+    the output and export directories checked before any work."""
+    from albert_tf.distribute import get_strategy  # pylint: disable=g-import-not-at-top (TensorFlow)
+
+    tokenizer, config = load_tokenizer_and_config(flag_values)
+    try:
+        strategy = get_strategy(flag_values.strategy, tpu_address=flag_values.tpu_name)
+    except ValueError as error:
+        raise UsageError(f"--strategy: {error}") from None
+    cache_dir = flag_values.cached_dir or os.path.join(flag_values.output_dir, "features")
+    require_output_dir("output_dir", flag_values.output_dir)
+    if flag_values.export_dir is not None:
+        require_output_dir("export_dir", flag_values.export_dir, create=False)
+        check_export_version_is_new(flag_values.export_dir, flag_values.export_version)
+    return tokenizer, config, strategy, cache_dir

@@ -6,8 +6,7 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_cli.export_version import check_export_version_is_new
-from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config
+from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config, start_task_run
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite)
@@ -174,16 +173,7 @@ def predict(model, dev):
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     check_flags()
-    tokenizer, config = load_tokenizer_and_config(FLAGS)
-    try:
-        strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
-    except ValueError as error:
-        raise UsageError(f"--strategy: {error}") from None
-    cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
-    require_output_dir("output_dir", FLAGS.output_dir)
-    if FLAGS.export_dir is not None:
-        require_output_dir("export_dir", FLAGS.export_dir, create=False)
-        check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
+    tokenizer, config, strategy, cache_dir = start_task_run(FLAGS)
     settings = run_settings("squad v2.0" if FLAGS.version_2_with_negative else "squad v1.1", FLAGS.max_seq_length,
                             config)
     check_run_settings(FLAGS.output_dir, settings)
