@@ -63,3 +63,17 @@ def start_task_run(flag_values):
         require_output_dir("export_dir", flag_values.export_dir, create=False)
         check_export_version_is_new(flag_values.export_dir, flag_values.export_version)
     return tokenizer, config, strategy, cache_dir
+
+
+def trained_model(flag_values, build_model):
+    """The best model fine-tuned in --output_dir, else `build_model(--init_checkpoint)`'s."""
+    from albert_tf.evaluated_training import read_best_metrics, restore_best  # pylint: disable=g-import-not-at-top (TensorFlow)
+
+    fine_tuned = read_best_metrics(flag_values.output_dir) is not None
+    require(fine_tuned or flag_values.init_checkpoint,
+            f"--output_dir {flag_values.output_dir} holds no fine-tuned model (run with --do_train) and no "
+            "--init_checkpoint was given")
+    model = build_model(None if fine_tuned else flag_values.init_checkpoint)
+    if fine_tuned:
+        restore_best(model, flag_values.output_dir)
+    return model

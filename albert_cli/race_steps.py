@@ -7,12 +7,12 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config, start_task_run
+from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
+from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
-from albert_tf.distribute import get_strategy, per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
+from albert_tf.distribute import per_replica_batch_size
+from albert_tf.evaluated_training import fine_tune
 from albert_tf.glue.training import build_optimizer
 from albert_tf import keras_predict
 from albert_tf.io_utils import write_json
@@ -113,15 +113,6 @@ def train(config, strategy, tokenizer, cache_dir, dev):
     logging.info("best dev accuracy at step %d: %s", best["step"], best["metrics"])
 
 
-def trained_model(config, strategy):
-    fine_tuned = read_best_metrics(FLAGS.output_dir) is not None
-    require(fine_tuned or FLAGS.init_checkpoint,
-            f"--output_dir {FLAGS.output_dir} holds no fine-tuned model (run with --do_train) and no "
-            "--init_checkpoint was given")
-    model = build_model(config, strategy, None if fine_tuned else FLAGS.init_checkpoint)
-    if fine_tuned:
-        restore_best(model, FLAGS.output_dir)
-    return model
 
 
 def report(model, splits, batch_size, name):
@@ -154,7 +145,7 @@ def main(argv):
         train(config, strategy, tokenizer, cache_dir, dev)
     if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
         return
-    model = trained_model(config, strategy)
+    model = trained_model(FLAGS, lambda init: build_model(config, strategy, init))
     if FLAGS.do_eval:
         report(model, dev, FLAGS.eval_batch_size, "eval")
     if FLAGS.do_predict:

@@ -6,12 +6,12 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
-from albert_cli.fine_tuning_inputs import compute_dtype, load_tokenizer_and_config, start_task_run
+from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
+from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
-from albert_tf.distribute import get_strategy, per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune, read_best_metrics, restore_best
+from albert_tf.distribute import per_replica_batch_size
+from albert_tf.evaluated_training import fine_tune, read_best_metrics
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import write_json
 from albert_tf.kernels import choose
@@ -117,16 +117,6 @@ def train(config, strategy, tokenizer, cache_dir, dev):
                  best["metrics"])
 
 
-def trained_model(config, strategy):
-    """The best model of training in --output_dir, else --init_checkpoint's (float32, for prediction)."""
-    fine_tuned = read_best_metrics(FLAGS.output_dir) is not None
-    require(fine_tuned or FLAGS.init_checkpoint,
-            f"--output_dir {FLAGS.output_dir} holds no fine-tuned model (run with --do_train) and no "
-            "--init_checkpoint was given")
-    model = build_model(config, strategy, None if fine_tuned else FLAGS.init_checkpoint)
-    if fine_tuned:
-        restore_best(model, FLAGS.output_dir)
-    return model
 
 
 def export_threshold(predicted_metrics):
@@ -183,7 +173,7 @@ def main(argv):
         train(config, strategy, tokenizer, cache_dir, dev)
     if not (FLAGS.do_predict or FLAGS.export_dir):
         return
-    model = trained_model(config, strategy)
+    model = trained_model(FLAGS, lambda init: build_model(config, strategy, init))
     metrics = predict(model, dev) if FLAGS.do_predict else None
     if FLAGS.export_dir:
         export(model, config, export_threshold(metrics))
