@@ -20,33 +20,28 @@ quiet_tensorflow()
 
 from absl import flags, logging
 
-from albert_cli.bundled import GLUE_SAMPLES, SPM_MODEL, TINY_CONFIG
-from albert_cli import export_version
+from albert_cli.bundled import GLUE_SAMPLES
+from albert_cli import export_version, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
-from albert_tf.choices import OPTIMIZER_NAMES, PADDING_MODES, PRECISION_POLICIES, STRATEGY_NAMES
+from albert_tf.choices import PADDING_MODES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
-from albert_tf.kernels import EXPORT_KERNEL_SETS, KERNELS_FLAG_VALUES, choose
+from albert_tf.kernels import EXPORT_KERNEL_SETS, choose
 
 # TensorFlow and the modules that need it are imported where they are used, so that --help and
 # the flag checks answer at once.
 
 FLAGS = flags.FLAGS
 
+task_flags.define_task_flags(output_dir="output/glue")
+flags.adopt_module_key_flags(task_flags)  # shown by --help
 flags.DEFINE_string("task_name", "SST-2", f"GLUE task, one of {', '.join(TASKS)} (case-insensitive).")
 flags.DEFINE_string("data_dir", GLUE_SAMPLES, "GLUE directory: <data_dir>/<TASK>/{train,dev,test}.tsv "
                     "(default: the bundled samples).")
 flags.DEFINE_string("tfds_data_dir", None, "Read glue/<task> from this prepared TFDS directory instead.")
-flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
-flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
-flags.DEFINE_string("init_checkpoint", None,
-                    "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or this script.")
-flags.DEFINE_string("output_dir", "output/glue", "Checkpoints, metrics and submission files go here.")
-flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
-flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
 flags.DEFINE_integer("max_seq_length", 512, "Longest packed sequence; longer inputs are truncated.", lower_bound=3)
 flags.DEFINE_bool("do_train", False, "Fine-tune on the train split.")
 flags.DEFINE_bool("do_eval", False, "Report dev metrics (of the best checkpoint when training).")
@@ -57,8 +52,6 @@ flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_integer("train_step", 1000, "Number of training steps.", lower_bound=1)
 flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
-flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).", lower_bound=1)
-flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
@@ -69,17 +62,9 @@ flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifie
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
-flags.DEFINE_integer("seed", 12345, "First random seed.")
 flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
                   "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
                   "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
-flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
-flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
-flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES,
-                  "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
-flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
-flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "
-                  "auto = cpu when no GPU/TPU is visible, else reference.")
 
 
 def apply_recipe(task):

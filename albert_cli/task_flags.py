@@ -1,4 +1,5 @@
-"""The flags every SQuAD / RACE runner shares, defined once (the original's names), without TensorFlow."""
+"""The flags every fine-tuning runner (GLUE, SQuAD, RACE) shares, defined once (the original's names),
+without TensorFlow."""
 
 from absl import flags
 
@@ -13,13 +14,14 @@ def define_task_flags(output_dir):
     flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a "
                         "Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
     flags.DEFINE_string("init_checkpoint", None,
-                        "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script.")
+                        "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script; also a Hugging Face / keras-hub directory.")
     flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
     flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")
-    flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).")
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).",
+                         lower_bound=1)
     flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
-    flags.DEFINE_integer("seed", 12345, "Random seed.")
+    flags.DEFINE_integer("seed", 12345, "Random seed (with --seeds: the first).")
     flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
     flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
     flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES,
