@@ -62,6 +62,8 @@ flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifie
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
+flags.DEFINE_bool("reinit_pooler", False, "Re-initialise the pooler after loading --init_checkpoint "
+                  "instead of keeping its pretrained weights (the original keeps them; docs/fine_tuning.md).")
 flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
                   "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
                   "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
@@ -125,6 +127,8 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
                                       kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
     if init_checkpoint:
         load_init_checkpoint(classifier, init_checkpoint)
+        if FLAGS.reinit_pooler:
+            classifier.albert.reset_pooler()
     return classifier
 
 

@@ -364,11 +364,14 @@ def pretraining_encoder_weights(prefix, config_file):
 
 
 @pytest.mark.slow
-def test_init_checkpoint_from_run_pretraining_output(tmp_path, pretraining_output):
+@pytest.mark.parametrize("reinit_pooler", [False, True])
+def test_init_checkpoint_from_run_pretraining_output(tmp_path, pretraining_output, reinit_pooler):
+    """Every encoder weight is the checkpoint's; with --reinit_pooler all but the pooler's, whose
+    kernel is drawn afresh (std ~ initializer_range 0.02) and bias zeroed."""
     data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=8, splits=("train", "dev"))
     output_dir = str(tmp_path / "out")
     result = run_classifier("--task_name=MRPC", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-                            f"--init_checkpoint={pretraining_output.output_dir}",
+                            f"--init_checkpoint={pretraining_output.output_dir}", f"--reinit_pooler={reinit_pooler}",
                             f"--albert_config_file={pretraining_output.config_file}", *FIRST_STEP_UNCHANGED, *TINY_RUN)
     assert result.returncode == 0, result.stderr[-3000:]
     albert = classifier_after_first_step(output_dir, 2, pretraining_output.config_file).albert
@@ -381,7 +384,13 @@ def test_init_checkpoint_from_run_pretraining_output(tmp_path, pretraining_outpu
     stored = pretraining_encoder_weights(prefix, pretraining_output.config_file)
     assert len(stored) == len(albert.variables) > 20
     for name, variable in tf1_variables(albert).items():
+        if reinit_pooler and name.startswith("bert/pooler/"):
+            assert not np.array_equal(variable.numpy(), stored[name]), name
+            continue
         np.testing.assert_array_equal(variable.numpy(), stored[name], err_msg=name)
+    if reinit_pooler:
+        np.testing.assert_array_equal(albert.pooler.bias.numpy(), 0.0)
+        assert 0.015 < float(np.std(albert.pooler.kernel.numpy())) < 0.02  # truncated normal(0.02)
 
 
 @pytest.mark.slow

@@ -82,6 +82,17 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         self.dtype_policy_name = None if dtype is None else keras.dtype_policies.get(dtype).name
         self.kernels = self.encoder.kernels.name
 
+    def reset_pooler(self):
+        """Draws the pooler's weights afresh (truncated normal kernel, zero bias), as at construction.
+
+        For fine-tuning from a checkpoint whose pooler was trained only for the sentence-order
+        head (`--reinit_pooler`; Zhang et al. 2021, "Revisiting Few-sample BERT Fine-tuning",
+        re-initialise it for small data sets). The original keeps the pretrained pooler.
+        """
+        kernel, bias = self.pooler.kernel, self.pooler.bias
+        kernel.assign(self.pooler.kernel_initializer(kernel.shape, dtype=kernel.dtype))
+        bias.assign(keras.ops.zeros(bias.shape, dtype=bias.dtype))
+
     def encode(self, inputs, output_positions=None):
         """The backbone's one wiring, on symbolic inputs: its own outputs, and task models' too.
 
