@@ -134,23 +134,29 @@ def _our_outputs(model, inputs):
     return {name: outputs[name].numpy() for name in OUTPUTS}
 
 
-def _hf_outputs(hf_model, inputs):
-    arguments = {
+def _hf_arguments(inputs):
+    return {
         "input_ids": torch.from_numpy(inputs["input_word_ids"]).long(),
         "attention_mask": torch.from_numpy(inputs["input_mask"]).long(),
         "token_type_ids": torch.from_numpy(inputs["input_type_ids"]).long(),
     }
+
+
+def _at_masked_positions(prediction_logits, inputs):
+    """HF's [B, T, V] MLM logits at our `masked_lm_positions`: [B, P, V]."""
+    positions = torch.from_numpy(inputs["masked_lm_positions"]).long()
+    return torch.gather(prediction_logits, 1, positions[:, :, None].expand(-1, -1, prediction_logits.shape[-1]))
+
+
+def _hf_outputs(hf_model, inputs):
+    arguments = _hf_arguments(inputs)
     with torch.no_grad():
         backbone = hf_model.albert(**arguments)
         pretraining = hf_model(**arguments)
-    positions = torch.from_numpy(inputs["masked_lm_positions"]).long()
-    mlm_logits = torch.gather(
-        pretraining.prediction_logits, 1, positions[:, :, None].expand(-1, -1, hf_model.config.vocab_size)
-    )
     return {
         "sequence_output": backbone.last_hidden_state.numpy(),
         "pooled_output": backbone.pooler_output.numpy(),
-        "mlm_logits": mlm_logits.numpy(),
+        "mlm_logits": _at_masked_positions(pretraining.prediction_logits, inputs).numpy(),
         "sop_logits": pretraining.sop_logits.numpy(),
     }
 
@@ -272,14 +278,8 @@ def _our_gradients(model, inputs, labels):
 def _hf_gradients(hf_model, inputs, labels):
     """The same loss written in torch on HF's outputs: weighted-mean MLM + mean SOP."""
     hf_model.zero_grad()
-    outputs = hf_model(
-        input_ids=torch.from_numpy(inputs["input_word_ids"]).long(),
-        attention_mask=torch.from_numpy(inputs["input_mask"]).long(),
-        token_type_ids=torch.from_numpy(inputs["input_type_ids"]).long(),
-    )
-    positions = torch.from_numpy(inputs["masked_lm_positions"]).long()
-    logits = torch.gather(outputs.prediction_logits, 1,
-                          positions[:, :, None].expand(-1, -1, hf_model.config.vocab_size))
+    outputs = hf_model(**_hf_arguments(inputs))
+    logits = _at_masked_positions(outputs.prediction_logits, inputs)
     token_losses = torch.nn.functional.cross_entropy(
         logits.reshape(-1, logits.shape[-1]), torch.from_numpy(labels["masked_lm_ids"]).long().reshape(-1),
         reduction="none")
