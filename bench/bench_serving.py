@@ -20,9 +20,10 @@ shape:
 
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
 Before timing, every case's logits are compared with the in-process model's (max |difference|).
+At batch 1 each timed round is `--batch1_calls` calls (a single call of a few ms is too noisy).
 
-    python bench/bench_serving.py --rounds 3 --warmup 1 --bf16     # docs/serving.md's run A
-    python bench/bench_serving.py --shapes 1x16,1x128 --export_kernels cpu_serving --no_text --rounds 5 --warmup 1  # run B
+    python bench/bench_serving.py --bf16 --rounds 7     # docs/serving.md's table
+    taskset -c 1 python bench/bench_serving.py --bf16 --threads 1 --shapes 1x16,1x128   # one core
     python bench/bench_serving.py --config configs/albert_tiny.json --rounds 5 --shapes 1x16
 
 Needs onnxruntime and onnx (requirements-dev.txt); `--no_onnx` times the TensorFlow cases only.
@@ -91,7 +92,7 @@ def build_tflite(tf, classifier, threads):
             for name, quantization in (("tflite_fp32", "float32"), ("tflite_int8", "dynamic_int8"))}
 
 
-def build_onnx(classifier, workdir, int8, spinning):
+def build_onnx(classifier, workdir, int8, spinning, threads):
     """ORT sessions (fp32 transformer-optimized; int8 dynamic) of HF's model with our weights."""
     import onnxruntime as ort
     import torch
@@ -115,6 +116,8 @@ def build_onnx(classifier, workdir, int8, spinning):
     optimizer.optimize_model(raw, model_type="bert", num_heads=config.num_attention_heads,
                              hidden_size=config.hidden_size).save_model_to_file(optimized)
     options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
     if not spinning:  # idle worker threads sleep instead of spinning: on a shared CPU, spinning
         # threads take the cores that the busy ones need
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -144,11 +147,15 @@ def main():
     parser.add_argument("--no_text", action="store_true", help="token-id cases only")
     parser.add_argument("--text_max_batch", type=int, default=1, help="raw-text cases up to this batch size")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls of each case per shape")
+    parser.add_argument("--batch1_calls", type=int, default=20,
+                        help="calls per timed round at batch 1 (a single call of a few ms is too noisy to time)")
     parser.add_argument("--ort_spinning", action="store_true",
                         help="ONNX Runtime's default of spinning idle threads (off: they sleep)")
     parser.add_argument("--no_int8", action="store_true")
     parser.add_argument("--no_tflite", action="store_true", help="leave out the LiteRT exports")
-    parser.add_argument("--tflite_threads", type=int, default=os.cpu_count(), help="interpreter threads")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="intra-op threads of TensorFlow, ONNX Runtime and LiteRT (default: each "
+                             "runtime's own, all cores); e.g. 1 under `taskset -c N` for a one-core comparison")
     parser.add_argument("--bf16", action="store_true",
                         help="also export a mixed_bfloat16 copy (for CPUs with AVX-512 BF16 / AMX)")
     parser.add_argument("--no_float32_exports", action="store_true", help="only the --bf16 exports")
@@ -157,12 +164,15 @@ def main():
 
     import tensorflow as tf
 
+    if args.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     from albert_tf import AlbertClassifier, AlbertConfig
     from albert_tf.kernels import with_kernels
     from albert_tf.tokenization import AlbertTokenizer
 
     print(f"cpu: {cpu_model()} [{cpu_flags()}], oneDNN {onednn_state()}, TF {tf.__version__}, "
-          f"load before: {load_average()}")
+          f"cores usable: {len(os.sched_getaffinity(0))}, threads: {args.threads or 'default'}, load before: {load_average()}")
     config = AlbertConfig.from_json_file(args.config)
     tf.keras.utils.set_random_seed(0)
     classifier = AlbertClassifier(config, num_labels=2)
@@ -174,8 +184,8 @@ def main():
         models["_bf16"] = AlbertClassifier(config, num_labels=2, dtype="mixed_bfloat16")
         models["_bf16"].set_weights(classifier.get_weights())
     exports = build_exports(tf, models, args.export_kernels.split(","), workdir)
-    sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8, args.ort_spinning)
-    runners = {} if args.no_tflite else build_tflite(tf, classifier, args.tflite_threads)
+    sessions, hf_tokenizer = ({}, None) if args.no_onnx else build_onnx(classifier, workdir, not args.no_int8, args.ort_spinning, args.threads)
+    runners = {} if args.no_tflite else build_tflite(tf, classifier, args.threads or os.cpu_count())
     our_tokenizer = AlbertTokenizer(SPM_MODEL)
 
     for batch, seq in parse_shapes(args.shapes):
@@ -208,8 +218,12 @@ def main():
         for name, case in cases.items():
             if not name.endswith("_text"):
                 print(f"  {batch}x{seq} {name}: max |logits - in_process| = {np.abs(case() - reference).max():.2e}")
-        wall, cpu = interleaved_medians(cases, args.rounds, warmup=args.warmup)
-        print(f"batch {batch} x {seq} tokens, {args.rounds} rounds, load {load_average()}")
+        calls = args.batch1_calls if batch == 1 else 1
+        timed = {name: (lambda case=case: [case() for _ in range(calls)]) for name, case in cases.items()}
+        wall, cpu = interleaved_medians(timed, args.rounds, warmup=args.warmup)
+        wall, cpu = ({name: [seconds / calls for seconds in values] for name, values in times.items()}
+                     for times in (wall, cpu))
+        print(f"batch {batch} x {seq} tokens, {args.rounds} rounds of {calls} call(s), load {load_average()}")
         base = median(wall["ort_fp32"]) if "ort_fp32" in wall else None
         for name in cases:
             ratio = f"  ort_fp32 / this = {base / median(wall[name]):.2f}" if base else ""

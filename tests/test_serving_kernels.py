@@ -106,6 +106,7 @@ RELOAD_SCRIPT = textwrap.dedent(
         "ids_logits": classifier.signatures["serve_token_ids"](**ids)["logits"].numpy().tolist(),
         "encoder": {k: v.numpy().tolist() for k, v in encoder.signatures["serving_default"](**ids).items()},
         "every_layer": sorted(encoder.signatures["serve_encoder_outputs"](**ids)),
+        "weight_forms": len(classifier.serving_weight_forms.forms),
     }
     assert "albert_tf" not in sys.modules
     open(out, "w").write(json.dumps(result))
@@ -134,6 +135,9 @@ def test_cpu_serving_exports_serve_the_reference_predictions_in_a_fresh_process(
         result = json.load(handle)
 
     assert result["kernels"] == ["cpu_serving", "cpu_serving"]
+    # Saved with the export: per-head kernel and bias of Q/K/V, and of Q and K/V apart for the rows
+    # of the last block that the pooler reads.
+    assert result["weight_forms"] == 6
     np.testing.assert_allclose(result["ids_logits"], classifier(ids)["logits"], atol=1e-5)
     text_ids = ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL)
     packed = text_ids.packer([text_ids.tokenizer(tf.constant(text))])
@@ -155,3 +159,21 @@ def test_cpu_serving_reads_the_shared_weights_once_per_pass():
 
     # A layer more adds only its two LayerNorms' gamma and beta (Keras reads them at each call).
     assert reads(4) - reads(2) == 2 * 4
+
+
+@pytest.mark.parametrize("policy, forms_per_block", [("float32", 2), ("mixed_bfloat16", 8)])
+def test_cpu_serving_makes_the_weight_forms_once_as_variables(policy, forms_per_block):
+    # Per block, float32: the per-head Q/K/V kernel and bias; bfloat16 also the casts of the other
+    # four Dense weights. And once, the per-head Q and K/V apart (the last block's pooled rows).
+    config = tiny(num_hidden_layers=3, sharing="none")
+    model = AlbertModel(config, dtype=None if policy == "float32" else policy, kernels="cpu_serving")
+    inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
+    forms = model.encoder.kernels.weight_forms.module.forms
+    first = tf.function(lambda batch: model(batch, training=False)["sequence_output"])(inputs)
+    made = list(forms)
+    again = tf.function(lambda batch: model(batch, training=False)["sequence_output"])(inputs)  # a new trace
+    assert len(made) == forms_per_block * config.num_hidden_layers + 4
+    assert [id(form) for form in forms] == [id(form) for form in made]  # reused, not made again
+    assert not any(form.trainable for form in forms)
+    np.testing.assert_array_equal(first, again)
+    assert {form.dtype.name for form in made} == {"float32" if policy == "float32" else "bfloat16"}

@@ -26,7 +26,6 @@ from albert_tf.layers.reference_kernels import ReferenceKernels
 
 class CpuKernels(ReferenceKernels):
     name = "cpu"
-    weight_casts_type = WeightCasts  # what shares the weights' casts within a pass
 
     def __init__(self):
         # The weight casts of the forward pass being traced; per thread, because
@@ -36,7 +35,7 @@ class CpuKernels(ReferenceKernels):
     @contextlib.contextmanager
     def forward_pass(self):
         outer = getattr(self._current, "casts", None)
-        self._current.casts = self.weight_casts_type()
+        self._current.casts = self.pass_weight_casts()
         try:
             yield
         finally:
@@ -44,7 +43,11 @@ class CpuKernels(ReferenceKernels):
 
     def casts(self):
         """The current pass's `WeightCasts` (a fresh one outside a pass)."""
-        return getattr(self._current, "casts", None) or self.weight_casts_type()
+        return getattr(self._current, "casts", None) or self.pass_weight_casts()
+
+    def pass_weight_casts(self):
+        """What shares the weights' casts within one pass."""
+        return WeightCasts()
 
     def activation(self, name):
         return gelu if name == "gelu" else get_activation(name)

@@ -8,9 +8,11 @@ oneDNN: every Dense is one 2-D MatMul + BiasAdd (+ GELU), Q/K/V are per-head bro
 without a transpose, the attention scores are matmul, scale, add the mask, softmax. TensorFlow's
 oneDNN rewrites fuse these where the serving machine has oneDNN; elsewhere they are ordinary ops
 with the reference's values. Under mixed precision the softmax stays the reference's (float32),
-since a bfloat16 softmax is float32 inside only on oneDNN.
+since a bfloat16 softmax is float32 inside only on oneDNN. The weights' cast and per-head forms
+are made once and saved in the export (`ServingWeightForms`), not remade at every request.
 """
 
+import keras
 import tensorflow as tf
 
 from albert_tf.kernels.cpu import CpuKernels
@@ -24,32 +26,69 @@ def _tanh_gelu(x):
     return tf.nn.gelu(x, approximate=True)
 
 
-class ReadOnceWeightCasts(WeightCasts):
-    """`WeightCasts` that hands every use in a pass the same tensor, without reading the
-    variables again: ALBERT's shared block would otherwise read each weight once per layer,
-    one kernel call each. Only for graphs that take no gradient (`derived`'s reuse is what
-    routes the gradient of each use)."""
+class ServingWeightForms:
+    """The weights in the forms the serving graph multiplies by (cast to the compute dtype, Q/K/V
+    per head), made once, when the model is first traced, and kept as variables that an export
+    saves (`module`).
+
+    Why: made inside the graph, these forms cost a cast, stack or transpose of every shared
+    weight at each request (albert-base in bfloat16 at batch 1 x 16 tokens: a sixth of its CPU
+    time); as variables, the served graph reads them as they are. They copy the weights at the
+    first trace and take no gradient, so they are for graphs that serve fixed weights: an
+    export's.
+    """
 
     def __init__(self):
-        super().__init__()
+        self.module = tf.Module()  # tracks the forms, so that an export tracking it saves them
+        self.module.forms = []
         self._made = {}
 
+    def form(self, key, variables, make):
+        """The variable holding `make(values of variables)`, made at the first call with `key`
+        (which must name `variables` and what `make` does)."""
+        if key not in self._made:
+            with tf.init_scope():  # made once, outside any graph being traced
+                form = tf.Variable(make([tf.convert_to_tensor(v) for v in variables]), trainable=False,
+                                   name="serving_weight_form")
+            self._made[key] = (variables, form)  # the variables kept alive, so ids stay unique
+            self.module.forms.append(form)
+        return self._made[key][1]
+
+
+class ServingWeightReads(WeightCasts):
+    """One pass's reads of the `ServingWeightForms`: each form read once, whatever the number of
+    layers that use it."""
+
+    def __init__(self, forms):
+        super().__init__()
+        self._forms = forms
+        self._reads = {}
+
     def joined(self, variables, dtype):
-        return self._once(("joined", dtype), variables, lambda: super(ReadOnceWeightCasts, self).joined(variables, dtype))
+        if len(variables) == 1 and keras.backend.standardize_dtype(variables[0].dtype) == dtype:
+            # the variable is its own form
+            return self._read_once(("as is", id(variables[0])), lambda: tf.convert_to_tensor(variables[0]))
+        return super().joined(variables, dtype)
 
     def derived(self, key, variables, make):
-        return self._once(key, variables, lambda: super(ReadOnceWeightCasts, self).derived(key, variables, make))
-
-    def _once(self, key, variables, make):
         key = (key, tuple(id(variable) for variable in variables))
-        if key not in self._made:
-            self._made[key] = (variables, make())  # the variables kept alive, so ids stay unique
-        return self._made[key][1]
+        return self._read_once(key, lambda: tf.convert_to_tensor(self._forms.form(key, variables, make)))
+
+    def _read_once(self, key, read):
+        if key not in self._reads:
+            self._reads[key] = read()
+        return self._reads[key]
 
 
 class CpuServingKernels(CpuInferenceKernels):
     name = "cpu_serving"
-    weight_casts_type = ReadOnceWeightCasts
+
+    def __init__(self):
+        super().__init__()
+        self.weight_forms = ServingWeightForms()  # one for every pass and trace of this model
+
+    def pass_weight_casts(self):
+        return ServingWeightReads(self.weight_forms)
 
     def activation(self, name):
         return _tanh_gelu if name == "gelu" else get_activation(name)

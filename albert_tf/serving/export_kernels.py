@@ -23,5 +23,10 @@ class ExportKernels(tf.Module):
         self.export_kernels = tf.Variable(kernels, trainable=False, name="export_kernels")
 
     def traced_form(self, model):
-        """`model` (same config and weights) computing with the export's kernels."""
-        return with_kernels(model, self.kernels)
+        """`model` (same config and weights) computing with the export's kernels; the weight
+        forms those kernels make when traced (`cpu_serving`) are saved with the export."""
+        traced = with_kernels(model, self.kernels)
+        kernel_set = getattr(traced, "albert", traced).encoder.kernels
+        if hasattr(kernel_set, "weight_forms"):
+            self.serving_weight_forms = kernel_set.weight_forms.module
+        return traced
