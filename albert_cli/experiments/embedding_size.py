@@ -7,7 +7,7 @@ with E; all-shared is best at E=128.
 from albert_cli.experiments import comparison, paper
 
 TITLE = "Embedding size (paper Table 3)"
-DEFAULTS = {"train_steps": 200, "finetune_steps": 100}
+DEFAULTS = {}
 EMBEDDING_SIZES = (64, 128, 256)
 SHARING = {"all-shared": "all", "not-shared": "none"}
 

@@ -21,8 +21,7 @@ from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.pretraining_data import pretraining_dataset
 
 TITLE = "Layer transitions (paper Figure 1)"
-DEFAULTS = {"hidden_size": 128, "num_hidden_layers": 12, "num_attention_heads": 2, "intermediate_size": 512,
-            "embedding_size": 64, "train_steps": 300, "eval_batches": 10}
+DEFAULTS = {"num_hidden_layers": 12, "eval_batches": 10}
 VARIANTS = {"all-shared": "all", "not-shared": "none"}
 
 
