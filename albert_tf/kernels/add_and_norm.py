@@ -1,4 +1,5 @@
-"""The residual add + LayerNorm as one XLA kernel forward and one backward."""
+"""The residual add + LayerNorm as one XLA kernel forward and one backward, and the same formula
+as plain TensorFlow ops (for exports, which hold no XLA kernel)."""
 
 import tensorflow as tf
 
@@ -16,8 +17,19 @@ def add_and_norm(norm, residual, output):
     return tf.reshape(normed, output.shape)
 
 
+def add_and_norm_ops(residual, output, gamma, beta):
+    """The forward kernel's normalized sum as plain ops, with `reduce_mean` for the row means
+    (outside XLA the matrix-vector form adds kernels): fewer passes over the rows than Keras'
+    LayerNorm (docs/benchmarks.md), the reference's values to float rounding."""
+    return _normalized_sum(residual, output, gamma, beta, _plain_row_means)[0]
+
+
 def _row_means(value):
     return xla_elementwise.row_sums(value) / tf.cast(tf.shape(value)[-1], value.dtype)
+
+
+def _plain_row_means(value):
+    return tf.reduce_mean(value, axis=-1, keepdims=True)
 
 
 def _summed(residual, output):
@@ -26,10 +38,14 @@ def _summed(residual, output):
 
 def _add_and_norm_forward(residual, output, gamma, beta):
     """The normalized sum, and the row means and 1 / sqrt(variance + epsilon) for the backward."""
+    return _normalized_sum(residual, output, gamma, beta, _row_means)
+
+
+def _normalized_sum(residual, output, gamma, beta, row_means):
     summed = _summed(residual, output)
-    mean = _row_means(summed)
+    mean = row_means(summed)
     centered = summed - mean
-    inverse_std = tf.math.rsqrt(_row_means(tf.square(centered)) + LAYER_NORM_EPSILON)
+    inverse_std = tf.math.rsqrt(row_means(tf.square(centered)) + LAYER_NORM_EPSILON)
     return centered * inverse_std * gamma + beta, mean, inverse_std
 
 

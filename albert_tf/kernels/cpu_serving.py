@@ -15,6 +15,7 @@ are made once and saved in the export (`ServingWeightForms`), not remade at ever
 import keras
 import tensorflow as tf
 
+from albert_tf.kernels.add_and_norm import add_and_norm_ops
 from albert_tf.kernels.cpu import CpuKernels
 from albert_tf.kernels.cpu_inference import CpuInferenceKernels
 from albert_tf.kernels.weight_casts import WeightCasts
@@ -106,12 +107,7 @@ class CpuServingKernels(CpuInferenceKernels):
         return self._fusable_attention_probabilities(query, key, bias, scale)
 
     def add_and_norm(self, norm, residual, output):
-        """`norm(residual + output)` in float32, LayerNorm's formula written out: five passes over
-        the rows where Keras' form takes seven (1.6x faster at 128 rows on 2 CPU cores), and its
+        """`norm(residual + output)` in float32: the "cpu" set's kernel formula as plain ops, with
         gamma and beta read once per pass."""
-        summed = tf.cast(residual, tf.float32) + tf.cast(output, tf.float32)
-        mean = tf.reduce_mean(summed, axis=-1, keepdims=True)
-        centered = summed - mean
-        variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)
         gamma, beta = (self.casts().joined([weight], "float32") for weight in (norm.gamma, norm.beta))
-        return centered * (tf.math.rsqrt(variance + norm.epsilon) * gamma) + beta
+        return add_and_norm_ops(residual, output, gamma, beta)
