@@ -21,6 +21,8 @@ shape:
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
 Before timing, every case's logits are compared with the in-process model's (max |difference|).
 At batch 1 each timed round is `--batch1_calls` calls (a single call of a few ms is too noisy).
+TensorFlow keeps its default inter-op pool, as TF Serving does; `--inter_op_threads 1` runs one op
+at a time, as ONNX Runtime's default executor does (TF Serving's `--tensorflow_inter_op_parallelism`).
 
     python bench/bench_serving.py --bf16 --rounds 7     # docs/serving.md's table
     taskset -c 1 python bench/bench_serving.py --bf16 --threads 1 --shapes 1x16,1x128   # one core
@@ -156,6 +158,10 @@ def main():
     parser.add_argument("--threads", type=int, default=None,
                         help="intra-op threads of TensorFlow, ONNX Runtime and LiteRT (default: each "
                              "runtime's own, all cores); e.g. 1 under `taskset -c N` for a one-core comparison")
+    parser.add_argument("--inter_op_threads", type=int, default=0,
+                        help="TensorFlow's inter-op threads (TF Serving: --tensorflow_inter_op_parallelism); "
+                             "0, the default: TensorFlow's own pool (one per core); 1: one op at a time, each "
+                             "on all intra-op threads, as ONNX Runtime's default sequential executor runs")
     parser.add_argument("--bf16", action="store_true",
                         help="also export a mixed_bfloat16 copy (for CPUs with AVX-512 BF16 / AMX)")
     parser.add_argument("--no_float32_exports", action="store_true", help="only the --bf16 exports")
@@ -166,13 +172,15 @@ def main():
 
     if args.threads:
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    if args.inter_op_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     from albert_tf import AlbertClassifier, AlbertConfig
     from albert_tf.kernels import with_kernels
     from albert_tf.tokenization import AlbertTokenizer
 
     print(f"cpu: {cpu_model()} [{cpu_flags()}], oneDNN {onednn_state()}, TF {tf.__version__}, "
-          f"cores usable: {len(os.sched_getaffinity(0))}, threads: {args.threads or 'default'}, load before: {load_average()}")
+          f"cores usable: {len(os.sched_getaffinity(0))}, threads: {args.threads or 'default'}, "
+          f"TF inter-op threads: {args.inter_op_threads or 'default'}, load before: {load_average()}")
     config = AlbertConfig.from_json_file(args.config)
     tf.keras.utils.set_random_seed(0)
     classifier = AlbertClassifier(config, num_labels=2)

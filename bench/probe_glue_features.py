@@ -1,0 +1,123 @@
+"""What does a checkpoint's frozen encoder know about a GLUE task? Linear probes, pretrained vs random.
+
+    python bench/probe_glue_features.py --init_checkpoint=output/pretraining_cpu_gutenberg \\
+        --albert_config_file=configs/albert_cpu_small.json --data_dir=$GLUE_DIR --task_name=SST-2
+
+Fine-tuning moves every weight, so a task a small model can learn from scratch (SST-2's bag of
+words) hides what pretraining gave it. A probe does not: the encoder stays frozen, and a logistic
+regression (scikit-learn, standardized features) is fit on its features of `--train_rows` training
+rows and scored on the whole dev set. Three features each: the pooled output (tanh pooler on
+[CLS], what the classifier reads), the last block's [CLS] row, and the mean of the last block over
+real tokens; from `--init_checkpoint` and from random weights (`--seed`). Classification tasks only.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO_ROOT)
+
+FEATURES = ("pooled_output", "cls_row", "token_mean")
+
+
+def encode(backbone, rows, batch_size):
+    """The three features of every row of (input_ids, segment_ids), batch by batch."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    call = tf.function(lambda inputs: backbone(inputs))
+    columns = {name: [] for name in FEATURES}
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start:start + batch_size]
+        length = max(len(ids) for ids, _ in batch)
+        ids = np.zeros((len(batch), length), np.int32)
+        types = np.zeros_like(ids)
+        for i, (row_ids, row_types) in enumerate(batch):
+            ids[i, :len(row_ids)], types[i, :len(row_types)] = row_ids, row_types
+        mask = (ids != 0).astype(np.int32)
+        outputs = call({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
+        sequence = np.asarray(outputs["sequence_output"], np.float32)
+        columns["pooled_output"].append(np.asarray(outputs["pooled_output"], np.float32))
+        columns["cls_row"].append(sequence[:, 0])
+        columns["token_mean"].append((sequence * mask[..., None]).sum(1) / mask.sum(1, keepdims=True))
+    return {name: np.concatenate(parts) for name, parts in columns.items()}
+
+
+def probe_scores(train, dev, task):
+    """Dev metrics of a logistic regression fit on each training feature."""
+    from sklearn.linear_model import LogisticRegression  # pylint: disable=g-import-not-at-top
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from albert_tf.glue.metrics import task_metrics  # pylint: disable=g-import-not-at-top
+
+    scores = {}
+    for name in FEATURES:
+        probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+        probe.fit(train[0][name], train[1])
+        scores[name] = task_metrics(task, dev[1], probe.predict_proba(dev[0][name]))
+    return scores
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--init_checkpoint", required=True)
+    parser.add_argument("--albert_config_file", required=True)
+    parser.add_argument("--data_dir", required=True, help="GLUE TSVs, <data_dir>/<TASK>/{train,dev}.tsv")
+    parser.add_argument("--task_name", default="SST-2")
+    parser.add_argument("--spm_model_file", default=os.path.join(REPO_ROOT, "data", "albert_spm", "30k-clean.model"))
+    parser.add_argument("--max_seq_length", type=int, default=64)
+    parser.add_argument("--train_rows", type=int, default=10000, help="training rows the probe is fit on (a seeded sample)")
+    parser.add_argument("--seed", type=int, default=1, help="the random-weights encoder's and the sample's seed")
+    parser.add_argument("--batch_size", type=int, default=256)
+    args = parser.parse_args()
+
+    import keras  # pylint: disable=g-import-not-at-top
+
+    from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
+    from albert_tf.config import AlbertConfig
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.features import example_ids, label_value
+    from albert_tf.glue.tasks import get_task
+    from albert_tf.models.albert_model import AlbertModel
+    from albert_tf.tokenization import AlbertTokenizer
+
+    try:
+        task = get_task(args.task_name)
+        if task.is_regression:
+            raise ValueError(f"--task_name: {task.name} is a regression task; probes here are for classification")
+        config = AlbertConfig.from_json_file(args.albert_config_file)
+        tokenizer = AlbertTokenizer(args.spm_model_file)
+        splits = {}
+        for split in ("train", "dev"):
+            examples = read_examples(task, split, data_dir=args.data_dir).examples
+            if split == "train" and len(examples) > args.train_rows:
+                keep = np.random.default_rng(args.seed).choice(len(examples), args.train_rows, replace=False)
+                examples = [examples[i] for i in sorted(keep)]
+            splits[split] = ([example_ids(e, tokenizer, args.max_seq_length) for e in examples],
+                             np.array([label_value(task, e.label) for e in examples]))
+        results = {}
+        for start in ("pretrained", "random"):
+            keras.utils.set_random_seed(args.seed)
+            backbone = AlbertModel(config)
+            if start == "pretrained":
+                report = checkpoints.load(backbone, args.init_checkpoint)
+                print(f"loaded {len(report.loaded)} of {len(backbone.weights)} encoder weights from {report.path}")
+            features = {split: encode(backbone, rows, args.batch_size) for split, (rows, _) in splits.items()}
+            results[start] = probe_scores((features["train"], splits["train"][1]),
+                                          (features["dev"], splits["dev"][1]), task)
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    metric = task.selection_metric
+    print(f"{task.name} dev {metric}, linear probes on frozen features ({len(splits['train'][1])} training rows)")
+    print("| feature | pretrained | random weights |\n|---|---|---|")
+    for name in FEATURES:
+        print(f"| {name} | {results['pretrained'][name][metric]:.4f} | {results['random'][name][metric]:.4f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

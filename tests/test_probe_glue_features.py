@@ -1,0 +1,41 @@
+"""bench/probe_glue_features.py: frozen-encoder features and their linear probes."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+from glue_test_data import REPO, TINY_CONFIG
+
+from albert_tf.config import AlbertConfig
+from albert_tf.glue.tasks import get_task
+from albert_tf.models.albert_model import AlbertModel
+
+_SPEC = importlib.util.spec_from_file_location("probe_glue_features", os.path.join(REPO, "bench", "probe_glue_features.py"))
+probe = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(probe)
+
+
+@pytest.fixture(scope="module")
+def backbone():
+    return AlbertModel(AlbertConfig.from_json_file(TINY_CONFIG))
+
+
+def test_features_do_not_depend_on_the_padding_of_the_batch(backbone):
+    short, long = ([2, 100, 3], [0, 0, 0]), ([2, 200, 201, 202, 203, 3], [0] * 6)
+    alone = probe.encode(backbone, [short], batch_size=8)
+    padded = probe.encode(backbone, [short, long], batch_size=8)
+    whole = backbone({"input_word_ids": np.array([short[0]], np.int32), "input_mask": np.ones((1, 3), np.int32),
+                      "input_type_ids": np.zeros((1, 3), np.int32)})
+    np.testing.assert_allclose(alone["token_mean"][0], np.asarray(whole["sequence_output"])[0].mean(0), atol=1e-5)
+    for name in probe.FEATURES:
+        np.testing.assert_allclose(padded[name][0], alone[name][0], atol=1e-5)
+
+
+def test_probe_scores_separable_features_perfectly():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 200)
+    features = {name: np.c_[labels * 4.0 + rng.normal(size=200), rng.normal(size=(200, 3))] for name in probe.FEATURES}
+    scores = probe.probe_scores((features, labels), (features, labels), get_task("SST-2"))
+    assert all(scores[name]["accuracy"] > 0.95 for name in probe.FEATURES)
