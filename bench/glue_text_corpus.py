@@ -55,7 +55,7 @@ def main():
                 for document in documents(task_name, args.split, args.data_dir, args.sentences_per_document):
                     out.write("\n".join(" ".join(text.split()) for text in document) + "\n\n")
                     counts[task_name] += len(document)
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"{args.output_file}: " + ", ".join(f"{task} {n} sentences" for task, n in counts.items()))

@@ -23,26 +23,22 @@ sys.path.insert(0, REPO_ROOT)
 FEATURES = ("pooled_output", "cls_row", "token_mean")
 
 
-def encode(backbone, rows, batch_size):
-    """The three features of every row of (input_ids, segment_ids), batch by batch."""
+def encode(backbone, batches):
+    """The three features of every row, and the labels, from (features, labels) batches as
+    `albert_tf.glue.features.make_dataset` makes them (padded, with `input_mask`)."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    call = tf.function(lambda inputs: backbone(inputs))
-    columns = {name: [] for name in FEATURES}
-    for start in range(0, len(rows), batch_size):
-        batch = rows[start:start + batch_size]
-        length = max(len(ids) for ids, _ in batch)
-        ids = np.zeros((len(batch), length), np.int32)
-        types = np.zeros_like(ids)
-        for i, (row_ids, row_types) in enumerate(batch):
-            ids[i, :len(row_ids)], types[i, :len(row_types)] = row_ids, row_types
-        mask = (ids != 0).astype(np.int32)
-        outputs = call({"input_word_ids": ids, "input_mask": mask, "input_type_ids": types})
+    call = tf.function(lambda inputs: backbone(inputs), reduce_retracing=True)
+    columns, labels = {name: [] for name in FEATURES}, []
+    for inputs, batch_labels in batches:
+        outputs = call(inputs)
         sequence = np.asarray(outputs["sequence_output"], np.float32)
+        mask = np.asarray(inputs["input_mask"], np.float32)[..., None]
         columns["pooled_output"].append(np.asarray(outputs["pooled_output"], np.float32))
         columns["cls_row"].append(sequence[:, 0])
-        columns["token_mean"].append((sequence * mask[..., None]).sum(1) / mask.sum(1, keepdims=True))
-    return {name: np.concatenate(parts) for name, parts in columns.items()}
+        columns["token_mean"].append((sequence * mask).sum(1) / mask.sum(1))
+        labels.append(np.asarray(batch_labels))
+    return {name: np.concatenate(parts) for name, parts in columns.items()}, np.concatenate(labels)
 
 
 def probe_scores(train, dev, task):
@@ -56,7 +52,7 @@ def probe_scores(train, dev, task):
     scores = {}
     for name in FEATURES:
         probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-        probe.fit(train[0][name], train[1])
+        probe.fit(train[0][name], train[1])  # (features, labels), as `encode` returns them
         scores[name] = task_metrics(task, dev[1], probe.predict_proba(dev[0][name]))
     return scores
 
@@ -74,12 +70,14 @@ def main():
     parser.add_argument("--batch_size", type=int, default=256)
     args = parser.parse_args()
 
-    import keras  # pylint: disable=g-import-not-at-top
+    import tempfile  # pylint: disable=g-import-not-at-top
 
-    from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
+    import keras
+
+    from albert_tf import checkpoints
     from albert_tf.config import AlbertConfig
     from albert_tf.glue.examples import read_examples
-    from albert_tf.glue.features import example_ids, label_value
+    from albert_tf.glue.features import make_dataset, write_features
     from albert_tf.glue.tasks import get_task
     from albert_tf.models.albert_model import AlbertModel
     from albert_tf.tokenization import AlbertTokenizer
@@ -90,29 +88,30 @@ def main():
             raise ValueError(f"--task_name: {task.name} is a regression task; probes here are for classification")
         config = AlbertConfig.from_json_file(args.albert_config_file)
         tokenizer = AlbertTokenizer(args.spm_model_file)
-        splits = {}
-        for split in ("train", "dev"):
-            examples = read_examples(task, split, data_dir=args.data_dir).examples
-            if split == "train" and len(examples) > args.train_rows:
-                keep = np.random.default_rng(args.seed).choice(len(examples), args.train_rows, replace=False)
-                examples = [examples[i] for i in sorted(keep)]
-            splits[split] = ([example_ids(e, tokenizer, args.max_seq_length) for e in examples],
-                             np.array([label_value(task, e.label) for e in examples]))
-        results = {}
-        for start in ("pretrained", "random"):
-            keras.utils.set_random_seed(args.seed)
-            backbone = AlbertModel(config)
-            if start == "pretrained":
-                report = checkpoints.load(backbone, args.init_checkpoint)
-                print(f"loaded {len(report.loaded)} of {len(backbone.weights)} encoder weights from {report.path}")
-            features = {split: encode(backbone, rows, args.batch_size) for split, (rows, _) in splits.items()}
-            results[start] = probe_scores((features["train"], splits["train"][1]),
-                                          (features["dev"], splits["dev"][1]), task)
+        with tempfile.TemporaryDirectory() as feature_dir:
+            datasets = {}
+            for split in ("train", "dev"):
+                examples = read_examples(task, split, data_dir=args.data_dir).examples
+                if split == "train" and len(examples) > args.train_rows:
+                    keep = np.random.default_rng(args.seed).choice(len(examples), args.train_rows, replace=False)
+                    examples = [examples[i] for i in sorted(keep)]
+                path = os.path.join(feature_dir, f"{split}.tf_record")
+                write_features(task, examples, tokenizer, args.max_seq_length, path)
+                datasets[split] = make_dataset(task, path, args.batch_size, args.max_seq_length)
+            results = {}
+            for start in ("pretrained", "random"):
+                keras.utils.set_random_seed(args.seed)
+                backbone = AlbertModel(config)
+                if start == "pretrained":
+                    report = checkpoints.load(backbone, args.init_checkpoint)
+                    print(f"loaded {len(report.loaded)} of {len(backbone.weights)} encoder weights from {report.path}")
+                train, dev = (encode(backbone, datasets[split]) for split in ("train", "dev"))
+                results[start] = probe_scores(train, dev, task)
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     metric = task.selection_metric
-    print(f"{task.name} dev {metric}, linear probes on frozen features ({len(splits['train'][1])} training rows)")
+    print(f"{task.name} dev {metric}, linear probes on frozen features ({len(train[1])} training rows)")
     print("| feature | pretrained | random weights |\n|---|---|---|")
     for name in FEATURES:
         print(f"| {name} | {results['pretrained'][name][metric]:.4f} | {results['random'][name][metric]:.4f} |")

@@ -22,15 +22,24 @@ def backbone():
     return AlbertModel(AlbertConfig.from_json_file(TINY_CONFIG))
 
 
+def _batch(rows, length):
+    """One (features, labels) batch as `make_dataset` pads it: rows of ids, padded to `length`."""
+    ids = np.zeros((len(rows), length), np.int32)
+    for i, row in enumerate(rows):
+        ids[i, :len(row)] = row
+    return {"input_word_ids": ids, "input_mask": (ids != 0).astype(np.int32), "input_type_ids": np.zeros_like(ids)}, \
+        np.arange(len(rows))
+
+
 def test_features_do_not_depend_on_the_padding_of_the_batch(backbone):
-    short, long = ([2, 100, 3], [0, 0, 0]), ([2, 200, 201, 202, 203, 3], [0] * 6)
-    alone = probe.encode(backbone, [short], batch_size=8)
-    padded = probe.encode(backbone, [short, long], batch_size=8)
-    whole = backbone({"input_word_ids": np.array([short[0]], np.int32), "input_mask": np.ones((1, 3), np.int32),
-                      "input_type_ids": np.zeros((1, 3), np.int32)})
+    short, long = [2, 100, 3], [2, 200, 201, 202, 203, 3]
+    alone, alone_labels = probe.encode(backbone, [_batch([short], 3)])
+    padded, padded_labels = probe.encode(backbone, [_batch([short, long], 8)])
+    whole = backbone(_batch([short], 3)[0])
     np.testing.assert_allclose(alone["token_mean"][0], np.asarray(whole["sequence_output"])[0].mean(0), atol=1e-5)
     for name in probe.FEATURES:
         np.testing.assert_allclose(padded[name][0], alone[name][0], atol=1e-5)
+    assert list(alone_labels) == [0] and list(padded_labels) == [0, 1]
 
 
 def test_probe_scores_separable_features_perfectly():
