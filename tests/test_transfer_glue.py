@@ -1,0 +1,76 @@
+"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "bench", "transfer_glue.py")
+
+
+@pytest.fixture(scope="module")
+def transfer():
+    spec = importlib.util.spec_from_file_location("transfer_glue", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write_run(directory, values, majority):
+    """A finished `run_classifier.py --seeds=N` output: one run per value dict."""
+    os.makedirs(directory, exist_ok=True)
+    runs = [{"metrics": metrics, "seed": seed} for seed, metrics in enumerate(values, 1)]
+    with open(os.path.join(directory, "seeds_summary.json"), "w") as handle:
+        json.dump({"runs": runs}, handle)
+    with open(os.path.join(directory, "eval_results.json"), "w") as handle:
+        json.dump({f"majority_baseline_{k}": v for k, v in majority.items()}, handle)
+
+
+def test_summary_is_mean_and_sample_std_over_seeds(transfer, tmp_path):
+    _write_run(tmp_path, [{"accuracy": 0.70}, {"accuracy": 0.72}, {"accuracy": 0.74}], {"accuracy": 0.68})
+    summary = transfer.summarize("MRPC", str(tmp_path))
+    assert summary["runs"] == 3
+    assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(0.72)
+    assert summary["metrics"]["accuracy"]["std"] == pytest.approx(0.02)  # n - 1 in the denominator
+    assert summary["majority_baseline"] == {"accuracy": 0.68}
+
+
+def _results(metric, pretrained, random):
+    def start(mean, std):
+        return {"T": {"metrics": {metric: {"mean": mean, "std": std}}}}
+    return {"pretrained": start(*pretrained), "random": start(*random)}
+
+
+def test_margin_is_over_the_larger_spread_and_must_exceed_two(transfer):
+    assert transfer.compare(_results("pearson", (0.30, 0.01), (0.20, 0.04)), "T", "pearson") == (True, pytest.approx(2.5))
+    wins, ratio = transfer.compare(_results("pearson", (0.75, 0.25), (0.25, 0.125)), "T", "pearson")
+    assert (wins, ratio) == (False, pytest.approx(2.0))  # exactly two spreads (binary-exact values) is not beyond them
+    assert transfer.compare(_results("accuracy", (0.70, 0.0), (0.70, 0.0)), "T", "accuracy") == (False, 0.0)
+
+
+def test_lower_mse_counts_as_better(transfer):
+    wins, ratio = transfer.compare(_results("mse", (2.0, 0.1), (2.5, 0.1)), "T", "mse")
+    assert wins and ratio == pytest.approx(5.0)
+    wins, ratio = transfer.compare(_results("mse", (2.5, 0.1), (2.0, 0.1)), "T", "mse")
+    assert not wins and ratio == pytest.approx(-5.0)
+
+
+def test_a_finished_pair_is_reused_not_rerun(transfer, tmp_path, monkeypatch):
+    _write_run(tmp_path / "random" / "STS-B", [{"pearson": 0.1}], {})
+    monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("a finished run was rerun"))
+    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False)
+    assert transfer.run_pair("STS-B", "random", args) == str(tmp_path / "random" / "STS-B")
+
+
+def test_unknown_task_is_a_one_line_usage_error(tmp_path):
+    result = subprocess.run([sys.executable, SCRIPT, "--init_checkpoint=x", "--albert_config_file=x",
+                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path}", "--tasks=SST-2,QQQ"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "unknown --tasks/--starts value(s): QQQ" in result.stderr
+    assert "Traceback" not in result.stderr
