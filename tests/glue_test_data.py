@@ -1,5 +1,6 @@
 """Test helpers for GLUE: small GLUE-layout directories and a TFDS-format copy built from the shipped TSVs."""
 
+import importlib.util
 import os
 
 import tensorflow as tf
@@ -9,6 +10,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DIR = os.path.join(REPO, "data", "glue")
 SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
 TINY_CONFIG = os.path.join(REPO, "configs", "albert_tiny.json")
+
+
+def load_bench_script(name):
+    """A GLUE experiment script of `bench/` (not a package) as a module, to test its functions."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "bench", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_glue_file(data_dir, task_dir, name, lines):

@@ -1,20 +1,15 @@
 """bench/probe_glue_features.py: frozen-encoder features and their linear probes."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
-from glue_test_data import REPO, TINY_CONFIG
+from glue_test_data import TINY_CONFIG, load_bench_script
 
 from albert_tf.config import AlbertConfig
 from albert_tf.glue.tasks import get_task
 from albert_tf.models.albert_model import AlbertModel
 
-_SPEC = importlib.util.spec_from_file_location("probe_glue_features", os.path.join(REPO, "bench", "probe_glue_features.py"))
-probe = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(probe)
+probe = load_bench_script("probe_glue_features")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,5 @@
 """bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -9,16 +8,14 @@ import types
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from glue_test_data import REPO, load_bench_script
+
 SCRIPT = os.path.join(REPO, "bench", "transfer_glue.py")
 
 
 @pytest.fixture(scope="module")
 def transfer():
-    spec = importlib.util.spec_from_file_location("transfer_glue", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("transfer_glue")
 
 
 def _write_run(directory, values, majority):
