@@ -9,6 +9,8 @@ regression (scikit-learn, standardized features) is fit on its features of `--tr
 rows and scored on the whole dev set. Three features each: the pooled output (tanh pooler on
 [CLS], what the classifier reads), the last block's [CLS] row, and the mean of the last block over
 real tokens; from `--init_checkpoint` and from random weights (`--seed`). Classification tasks only.
+It also prints how saturated and how alike the pooled outputs are, and whether the position
+embeddings beyond `--max_seq_length` were ever trained.
 """
 
 import argparse
@@ -39,6 +41,22 @@ def encode(backbone, batches):
         columns["token_mean"].append((sequence * mask).sum(1) / mask.sum(1))
         labels.append(np.asarray(batch_labels))
     return {name: np.concatenate(parts) for name, parts in columns.items()}, np.concatenate(labels)
+
+
+def pooled_spread(pooled):
+    """(share of pooled units beyond ±0.99, mean cosine between two rows' pooled outputs): a
+    saturated pooler passes the classifier little gradient, a collapsed one little contrast."""
+    saturated = float(np.mean(np.abs(pooled) > 0.99))
+    unit = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    rows = len(unit)
+    return saturated, float(((unit @ unit.T).sum() - rows) / (rows * rows - rows))
+
+
+def position_row_norms(backbone, max_seq_length):
+    """Mean norm of the position-embedding rows below `max_seq_length` and from it up: rows that
+    pretraining at that length never reached keep their initial scale."""
+    norms = np.linalg.norm(np.asarray(backbone.embeddings.position_embeddings), axis=1)
+    return float(norms[:max_seq_length].mean()), float(norms[max_seq_length:].mean())
 
 
 def probe_scores(train, dev, task):
@@ -98,7 +116,7 @@ def main():
                 path = os.path.join(feature_dir, f"{split}.tf_record")
                 write_features(task, examples, tokenizer, args.max_seq_length, path)
                 datasets[split] = make_dataset(task, path, args.batch_size, args.max_seq_length)
-            results = {}
+            results, spreads = {}, {}
             for start in ("pretrained", "random"):
                 keras.utils.set_random_seed(args.seed)
                 backbone = AlbertModel(config)
@@ -107,6 +125,8 @@ def main():
                     print(f"loaded {len(report.loaded)} of {len(backbone.weights)} encoder weights from {report.path}")
                 train, dev = (encode(backbone, datasets[split]) for split in ("train", "dev"))
                 results[start] = probe_scores(train, dev, task)
+                spreads[start] = (*pooled_spread(dev[0]["pooled_output"]),
+                                  *position_row_norms(backbone, args.max_seq_length))
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -115,6 +135,11 @@ def main():
     print("| feature | pretrained | random weights |\n|---|---|---|")
     for name in FEATURES:
         print(f"| {name} | {results['pretrained'][name][metric]:.4f} | {results['random'][name][metric]:.4f} |")
+    print(f"\nThe encoder on the {len(dev[1])} dev rows\n| | pretrained | random weights |\n|---|---|---|")
+    for column, label in enumerate(("pooled units beyond ±0.99", "mean cosine between rows' pooled outputs",
+                                    f"mean norm of position rows 0-{args.max_seq_length - 1}",
+                                    f"mean norm of position rows {args.max_seq_length} and up")):
+        print(f"| {label} | {spreads['pretrained'][column]:.4f} | {spreads['random'][column]:.4f} |")
     return 0
 
 

@@ -43,3 +43,23 @@ def test_probe_scores_separable_features_perfectly():
     features = {name: np.c_[labels * 4.0 + rng.normal(size=200), rng.normal(size=(200, 3))] for name in probe.FEATURES}
     scores = probe.probe_scores((features, labels), (features, labels), get_task("SST-2"))
     assert all(scores[name]["accuracy"] > 0.95 for name in probe.FEATURES)
+
+
+def test_pooled_spread_counts_saturated_units_and_mean_cosine_between_rows():
+    pooled = np.array([[1.0, 0.0], [0.0, 0.995], [1.0, 0.0]])
+    saturated, cosine = probe.pooled_spread(pooled)
+    assert saturated == pytest.approx(0.5)  # 3 of the 6 units are beyond ±0.99
+    assert cosine == pytest.approx(2 / 6)  # of the 6 ordered pairs, only rows 0 and 2 (twice) agree
+
+
+def test_position_row_norms_split_at_the_length(backbone):
+    table = backbone.embeddings.position_embeddings
+    original = np.asarray(table)
+    try:
+        rows = np.zeros_like(original)
+        rows[:4, 0] = 3.0
+        rows[4:, 1] = 0.5
+        table.assign(rows)
+        assert probe.position_row_norms(backbone, 4) == (pytest.approx(3.0), pytest.approx(0.5))
+    finally:
+        table.assign(original)
