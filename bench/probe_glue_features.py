@@ -14,6 +14,7 @@ embeddings beyond `--max_seq_length` were ever trained.
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -54,9 +55,10 @@ def pooled_spread(pooled):
 
 def position_row_norms(backbone, max_seq_length):
     """Mean norm of the position-embedding rows below `max_seq_length` and from it up: rows that
-    pretraining at that length never reached keep their initial scale."""
+    pretraining at that length never reached keep their initial scale. NaN where no row is beyond."""
     norms = np.linalg.norm(np.asarray(backbone.embeddings.position_embeddings), axis=1)
-    return float(norms[:max_seq_length].mean()), float(norms[max_seq_length:].mean())
+    beyond = norms[max_seq_length:]
+    return float(norms[:max_seq_length].mean()), float(beyond.mean()) if len(beyond) else math.nan
 
 
 def probe_scores(train, dev, task):
@@ -135,7 +137,8 @@ def main():
     print("| feature | pretrained | random weights |\n|---|---|---|")
     for name in FEATURES:
         print(f"| {name} | {results['pretrained'][name][metric]:.4f} | {results['random'][name][metric]:.4f} |")
-    print(f"\nThe encoder on the {len(dev[1])} dev rows\n| | pretrained | random weights |\n|---|---|---|")
+    print(f"\nPooled outputs on the {len(dev[1])} dev rows, and the position embeddings\n"
+          "| | pretrained | random weights |\n|---|---|---|")
     for column, label in enumerate(("pooled units beyond ±0.99", "mean cosine between rows' pooled outputs",
                                     f"mean norm of position rows 0-{args.max_seq_length - 1}",
                                     f"mean norm of position rows {args.max_seq_length} and up")):

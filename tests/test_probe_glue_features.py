@@ -61,5 +61,7 @@ def test_position_row_norms_split_at_the_length(backbone):
         rows[4:, 1] = 0.5
         table.assign(rows)
         assert probe.position_row_norms(backbone, 4) == (pytest.approx(3.0), pytest.approx(0.5))
+        below, beyond = probe.position_row_norms(backbone, len(rows))
+        assert below == pytest.approx(np.linalg.norm(rows, axis=1).mean()) and np.isnan(beyond)
     finally:
         table.assign(original)
