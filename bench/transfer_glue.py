@@ -25,7 +25,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # half an epoch of its 67,349 rows (shuffled, drawn from all of them; four dev evaluations); CoLA,
 # MRPC and STS-B ten epochs of 8,551, 3,668 and 5,749 rows, a dev evaluation after each epoch.
 RECIPE = {"SST-2": (1000, 250), "CoLA": (2680, 268), "MRPC": (1150, 115), "STS-B": (1800, 180)}
-COMMON_FLAGS = ["--do_train", "--do_eval", "--max_seq_length=64", "--train_batch_size=32",
+COMMON_FLAGS = ["--do_train", "--do_eval", "--train_batch_size=32",
                 "--padding=bucketed", "--optimizer=adamw", "--keep_checkpoint_max=1"]
 START_NAMES = ("pretrained", "random")
 
@@ -39,8 +39,8 @@ def run_pair(task, start, args):
     command = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), f"--task_name={task}",
                f"--data_dir={args.data_dir}", f"--albert_config_file={args.albert_config_file}",
                f"--output_dir={output_dir}", f"--seeds={args.seeds}", f"--seed={args.seed}",
-               f"--learning_rate={args.learning_rate}", f"--train_step={train_step}",
-               f"--warmup_step={train_step // 10}", f"--save_checkpoints_steps={every}",
+               f"--learning_rate={args.learning_rate}", f"--max_seq_length={args.max_seq_length}",
+               f"--train_step={train_step}", f"--warmup_step={train_step // 10}", f"--save_checkpoints_steps={every}",
                f"--cached_dir={os.path.join(args.output_dir, 'features', task)}", *COMMON_FLAGS]
     if start == "pretrained":
         command.append(f"--init_checkpoint={args.init_checkpoint}")
@@ -113,6 +113,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--max_seq_length", type=int, default=64,
+                        help="the pretraining length; positions beyond it were never trained")
     parser.add_argument("--reinit_pooler", action="store_true",
                         help="pretrained start: re-initialise the pooler after loading (run_classifier.py --reinit_pooler)")
     parser.add_argument("--json", help="also write the summaries here")
@@ -126,6 +128,7 @@ def main():
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"recipe": {"tasks": RECIPE, "flags": COMMON_FLAGS, "learning_rate": args.learning_rate,
+                                  "max_seq_length": args.max_seq_length,
                                   "seeds": args.seeds, "first_seed": args.seed,
                                   "reinit_pooler": args.reinit_pooler},
                        "results": results}, handle, indent=1, sort_keys=True)

@@ -64,6 +64,28 @@ def test_a_finished_pair_is_reused_not_rerun(transfer, tmp_path, monkeypatch):
     assert transfer.run_pair("STS-B", "random", args) == str(tmp_path / "random" / "STS-B")
 
 
+def test_a_run_gets_the_recipe_and_only_the_pretrained_start_the_checkpoint(transfer, tmp_path, monkeypatch):
+    commands = {}
+
+    def fake_run(command):
+        start = "pretrained" if any(arg.startswith("--init_checkpoint=") for arg in command) else "random"
+        commands[start] = command
+        _write_run(tmp_path / start / "MRPC", [{"accuracy": 0.7}], {})
+        return types.SimpleNamespace(returncode=0)
+
+    monkeypatch.setattr(transfer.subprocess, "run", fake_run)
+    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False, data_dir="glue", albert_config_file="c",
+                                 seeds=3, seed=1, learning_rate=3e-5, max_seq_length=128, init_checkpoint="ckpt")
+    for start in transfer.START_NAMES:
+        transfer.run_pair("MRPC", start, args)
+    for start, command in commands.items():
+        assert [arg for arg in command if arg.startswith("--max_seq_length")] == ["--max_seq_length=128"], start
+        assert {"--learning_rate=3e-05", "--train_step=1150", "--warmup_step=115", "--seeds=3"} <= set(command)
+    differ = set(commands["pretrained"]) ^ set(commands["random"])
+    assert differ == {"--init_checkpoint=ckpt", f"--output_dir={tmp_path / 'pretrained' / 'MRPC'}",
+                      f"--output_dir={tmp_path / 'random' / 'MRPC'}"}
+
+
 def test_unknown_task_is_a_one_line_usage_error(tmp_path):
     result = subprocess.run([sys.executable, SCRIPT, "--init_checkpoint=x", "--albert_config_file=x",
                              f"--data_dir={tmp_path}", f"--output_dir={tmp_path}", "--tasks=SST-2,QQQ"],
