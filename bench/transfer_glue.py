@@ -6,13 +6,15 @@
 
 Each (task, start) pair is one `run_classifier.py --seeds=N` run with the same fine-tuning recipe
 (below; `--init_checkpoint` is the only difference between the two starts), so this script holds
-no training logic. A pair whose `seeds_summary.json` exists is not rerun. It prints a Markdown
-table: mean ± standard deviation over the seeds of the best dev evaluation of each run, the
-majority-class baseline, and whether pretrained beats random by more than two standard deviations
-(the larger of the two starts' seed-to-seed spreads).
+no training logic. A pair whose `seeds_summary.json` exists is not rerun if its runs trained for
+the recipe's steps; a run of another recipe there is an error (give a fresh `--output_dir`). It
+prints a Markdown table: mean ± standard deviation over the seeds of the best dev evaluation of
+each run, the majority-class baseline, and whether pretrained beats random by more than two
+standard deviations (the larger of the two starts' seed-to-seed spreads).
 """
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -33,9 +35,10 @@ START_NAMES = ("pretrained", "random")
 def run_pair(task, start, args):
     """Runs (or reuses) one task from one start; returns its output directory."""
     output_dir = os.path.join(args.output_dir, start_dir(start, args), task)
-    if os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
-        return output_dir
     train_step, every = RECIPE[task]
+    if os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
+        check_recipe_steps(output_dir, train_step)
+        return output_dir
     command = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), f"--task_name={task}",
                f"--data_dir={args.data_dir}", f"--albert_config_file={args.albert_config_file}",
                f"--output_dir={output_dir}", f"--seeds={args.seeds}", f"--seed={args.seed}",
@@ -53,6 +56,21 @@ def run_pair(task, start, args):
         raise RuntimeError(f"{task} from {start}: run_classifier.py exited with {returncode} "
                            f"before writing {output_dir}/seeds_summary.json")
     return output_dir
+
+
+def check_recipe_steps(output_dir, train_step):
+    """A finished pair is reused only if every seed's last dev evaluation is at the recipe's last
+    step: a run left by another recipe in the same folder must not enter the table."""
+    histories = sorted(glob.glob(os.path.join(output_dir, "seed_*", "eval_history.json")))
+    if not histories:
+        raise RuntimeError(f"{output_dir}: no seed_*/eval_history.json to check the run's steps against "
+                           f"the recipe's {train_step}; give a fresh --output_dir")
+    for path in histories:
+        with open(path) as handle:
+            last_step = max(evaluation["step"] for evaluation in json.load(handle))
+        if last_step != train_step:
+            raise RuntimeError(f"{path}: trained for {last_step} steps, the recipe for {train_step} "
+                               f"(another recipe's run); give a fresh --output_dir")
 
 
 def start_dir(start, args):
@@ -124,7 +142,11 @@ def main():
     unknown = sorted(set(tasks) - set(RECIPE)) + sorted(set(starts) - set(START_NAMES))
     if unknown:
         parser.error(f"unknown --tasks/--starts value(s): {', '.join(unknown)}")
-    results = {start: {task: summarize(task, run_pair(task, start, args)) for task in tasks} for start in starts}
+    try:
+        results = {start: {task: summarize(task, run_pair(task, start, args)) for task in tasks} for start in starts}
+    except (OSError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"recipe": {"tasks": RECIPE, "flags": COMMON_FLAGS, "learning_rate": args.learning_rate,
@@ -136,8 +158,9 @@ def main():
         from albert_tf.glue.tasks import get_task  # pylint: disable=g-import-not-at-top
 
         print(markdown(results, {task: get_task(task).selection_metric for task in tasks}))
+    return 0
 
 
 if __name__ == "__main__":
     sys.path.insert(0, REPO_ROOT)
-    main()
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs."""
+"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs (only of this recipe)."""
 
 import json
 import os
@@ -18,10 +18,15 @@ def transfer():
     return load_bench_script("transfer_glue")
 
 
-def _write_run(directory, values, majority):
-    """A finished `run_classifier.py --seeds=N` output: one run per value dict."""
+def _write_run(directory, values, majority, last_step=None):
+    """A finished `run_classifier.py --seeds=N` output: one run per value dict, each seed's dev
+    evaluations ending at `last_step` (if given)."""
     os.makedirs(directory, exist_ok=True)
     runs = [{"metrics": metrics, "seed": seed} for seed, metrics in enumerate(values, 1)]
+    for run in runs if last_step else ():
+        os.makedirs(os.path.join(directory, f"seed_{run['seed']}"))
+        with open(os.path.join(directory, f"seed_{run['seed']}", "eval_history.json"), "w") as handle:
+            json.dump([{"step": last_step // 2, **run["metrics"]}, {"step": last_step, **run["metrics"]}], handle)
     with open(os.path.join(directory, "seeds_summary.json"), "w") as handle:
         json.dump({"runs": runs}, handle)
     with open(os.path.join(directory, "eval_results.json"), "w") as handle:
@@ -58,10 +63,33 @@ def test_lower_mse_counts_as_better(transfer):
 
 
 def test_a_finished_pair_is_reused_not_rerun(transfer, tmp_path, monkeypatch):
-    _write_run(tmp_path / "random" / "STS-B", [{"pearson": 0.1}], {})
+    _write_run(tmp_path / "random" / "STS-B", [{"pearson": 0.1}, {"pearson": 0.2}], {},
+               last_step=transfer.RECIPE["STS-B"][0])
     monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("a finished run was rerun"))
     args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False)
     assert transfer.run_pair("STS-B", "random", args) == str(tmp_path / "random" / "STS-B")
+
+
+def test_a_finished_pair_of_another_recipe_is_an_error_not_reused(transfer, tmp_path, monkeypatch):
+    # SST-2's recipe once had 1,000 steps: such a run in the same folder must not enter the table.
+    _write_run(tmp_path / "random" / "SST-2", [{"accuracy": 0.8}, {"accuracy": 0.8}], {}, last_step=1000)
+    monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("an old run was silently redone"))
+    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False)
+    with pytest.raises(RuntimeError, match=r"seed_1.eval_history\.json: trained for 1000 steps, the recipe for 6315"):
+        transfer.run_pair("SST-2", "random", args)
+    _write_run(tmp_path / "random" / "CoLA", [{"mcc": 0.1}], {})  # no per-seed history to check
+    with pytest.raises(RuntimeError, match="no seed_.*eval_history.json"):
+        transfer.run_pair("CoLA", "random", args)
+
+
+def test_another_recipes_run_is_a_one_line_error_from_the_script(tmp_path):
+    _write_run(tmp_path / "pretrained" / "MRPC", [{"accuracy": 0.7}], {"accuracy": 0.68}, last_step=345)
+    result = subprocess.run([sys.executable, SCRIPT, "--init_checkpoint=x", "--albert_config_file=x",
+                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path}", "--tasks=MRPC",
+                             "--starts=pretrained"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and "trained for 345 steps, the recipe for 1150" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_run_gets_the_recipe_and_only_the_pretrained_start_the_checkpoint(transfer, tmp_path, monkeypatch):
