@@ -6,15 +6,14 @@
 
 Each (task, start) pair is one `run_classifier.py --seeds=N` run with the same fine-tuning recipe
 (below; `--init_checkpoint` is the only difference between the two starts), so this script holds
-no training logic. A pair whose `seeds_summary.json` exists is not rerun if its runs trained for
-the recipe's steps; a run of another recipe there is an error (give a fresh `--output_dir`). It
-prints a Markdown table: mean ± standard deviation over the seeds of the best dev evaluation of
+no training logic. A pair whose `seeds_summary.json` exists is not rerun if it was made with the
+same run_classifier.py flags (kept beside it in `transfer_flags.json`); a run made otherwise is an
+error (give a fresh `--output_dir`). It prints a Markdown table: mean ± standard deviation over the seeds of the best dev evaluation of
 each run, the majority-class baseline, and whether pretrained beats random by more than two
 standard deviations (the larger of the two starts' seed-to-seed spreads).
 """
 
 import argparse
-import glob
 import json
 import math
 import os
@@ -30,15 +29,13 @@ RECIPE = {"SST-2": (6315, 1053), "CoLA": (2680, 268), "MRPC": (1150, 115), "STS-
 COMMON_FLAGS = ["--do_train", "--do_eval", "--train_batch_size=32",
                 "--padding=bucketed", "--optimizer=adamw", "--keep_checkpoint_max=1"]
 START_NAMES = ("pretrained", "random")
+FLAGS_FILE = "transfer_flags.json"
 
 
 def run_pair(task, start, args):
     """Runs (or reuses) one task from one start; returns its output directory."""
     output_dir = os.path.join(args.output_dir, start_dir(start, args), task)
     train_step, every = RECIPE[task]
-    if os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
-        check_recipe_steps(output_dir, train_step)
-        return output_dir
     command = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), f"--task_name={task}",
                f"--data_dir={args.data_dir}", f"--albert_config_file={args.albert_config_file}",
                f"--output_dir={output_dir}", f"--seeds={args.seeds}", f"--seed={args.seed}",
@@ -49,28 +46,34 @@ def run_pair(task, start, args):
         command.append(f"--init_checkpoint={args.init_checkpoint}")
         if args.reinit_pooler:
             command.append("--reinit_pooler")
+    # What makes the run: every flag but the two folders, which follow from --output_dir.
+    flags = [arg for arg in command[2:] if not arg.startswith(("--output_dir=", "--cached_dir="))]
+    if os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
+        check_same_flags(output_dir, flags)
+        return output_dir
     print("+", " ".join(command), flush=True)
     returncode = subprocess.run(command).returncode
     # Judged by its outputs: a run that wrote them counts even if its process was stopped after.
     if not os.path.exists(os.path.join(output_dir, "seeds_summary.json")):
         raise RuntimeError(f"{task} from {start}: run_classifier.py exited with {returncode} "
                            f"before writing {output_dir}/seeds_summary.json")
+    with open(os.path.join(output_dir, FLAGS_FILE), "w") as handle:
+        json.dump(flags, handle, indent=1)
     return output_dir
 
 
-def check_recipe_steps(output_dir, train_step):
-    """A finished pair is reused only if every seed's last dev evaluation is at the recipe's last
-    step: a run left by another recipe in the same folder must not enter the table."""
-    histories = sorted(glob.glob(os.path.join(output_dir, "seed_*", "eval_history.json")))
-    if not histories:
-        raise RuntimeError(f"{output_dir}: no seed_*/eval_history.json to check the run's steps against "
-                           f"the recipe's {train_step}; give a fresh --output_dir")
-    for path in histories:
-        with open(path) as handle:
-            last_step = max(evaluation["step"] for evaluation in json.load(handle))
-        if last_step != train_step:
-            raise RuntimeError(f"{path}: trained for {last_step} steps, the recipe for {train_step} "
-                               f"(another recipe's run); give a fresh --output_dir")
+def check_same_flags(output_dir, flags):
+    """A finished pair is reused only if the same flags made it: a run of another recipe, learning
+    rate, length or checkpoint left in the same folder must not enter the table."""
+    path = os.path.join(output_dir, FLAGS_FILE)
+    if not os.path.exists(path):
+        raise RuntimeError(f"{output_dir}: no {FLAGS_FILE} to tell which flags made this run; "
+                           "give a fresh --output_dir")
+    with open(path) as handle:
+        made_with = json.load(handle)
+    if made_with != flags:
+        differ = [arg for arg in made_with if arg not in flags] + [arg for arg in flags if arg not in made_with]
+        raise RuntimeError(f"{output_dir}: made with other flags ({' '.join(differ)}); give a fresh --output_dir")
 
 
 def start_dir(start, args):

@@ -1,4 +1,4 @@
-"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs (only of this recipe)."""
+"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs (only those made with the same flags)."""
 
 import json
 import os
@@ -18,15 +18,10 @@ def transfer():
     return load_bench_script("transfer_glue")
 
 
-def _write_run(directory, values, majority, last_step=None):
-    """A finished `run_classifier.py --seeds=N` output: one run per value dict, each seed's dev
-    evaluations ending at `last_step` (if given)."""
+def _write_run(directory, values, majority):
+    """A finished `run_classifier.py --seeds=N` output: one run per value dict."""
     os.makedirs(directory, exist_ok=True)
     runs = [{"metrics": metrics, "seed": seed} for seed, metrics in enumerate(values, 1)]
-    for run in runs if last_step else ():
-        os.makedirs(os.path.join(directory, f"seed_{run['seed']}"))
-        with open(os.path.join(directory, f"seed_{run['seed']}", "eval_history.json"), "w") as handle:
-            json.dump([{"step": last_step // 2, **run["metrics"]}, {"step": last_step, **run["metrics"]}], handle)
     with open(os.path.join(directory, "seeds_summary.json"), "w") as handle:
         json.dump({"runs": runs}, handle)
     with open(os.path.join(directory, "eval_results.json"), "w") as handle:
@@ -62,48 +57,64 @@ def test_lower_mse_counts_as_better(transfer):
     assert not wins and ratio == pytest.approx(-5.0)
 
 
+def _args(tmp_path, **changes):
+    settings = dict(output_dir=str(tmp_path), reinit_pooler=False, data_dir="glue", albert_config_file="c",
+                    seeds=3, seed=1, learning_rate=1e-4, max_seq_length=64, init_checkpoint="ckpt")
+    return types.SimpleNamespace(**{**settings, **changes})
+
+
+def _fake_run(tmp_path, commands):
+    """Stands in for run_classifier.py: records the command and writes the run's outputs."""
+    def fake_run(command):
+        start = "pretrained" if any(arg.startswith("--init_checkpoint=") for arg in command) else "random"
+        task = next(arg.split("=", 1)[1] for arg in command if arg.startswith("--task_name="))
+        commands[start] = command
+        _write_run(tmp_path / start / task, [{"accuracy": 0.7}], {"accuracy": 0.68})
+        return types.SimpleNamespace(returncode=0)
+    return fake_run
+
+
 def test_a_finished_pair_is_reused_not_rerun(transfer, tmp_path, monkeypatch):
-    _write_run(tmp_path / "random" / "STS-B", [{"pearson": 0.1}, {"pearson": 0.2}], {},
-               last_step=transfer.RECIPE["STS-B"][0])
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(tmp_path, {}))
+    transfer.run_pair("STS-B", "random", _args(tmp_path))
     monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("a finished run was rerun"))
-    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False)
-    assert transfer.run_pair("STS-B", "random", args) == str(tmp_path / "random" / "STS-B")
+    assert transfer.run_pair("STS-B", "random", _args(tmp_path)) == str(tmp_path / "random" / "STS-B")
 
 
-def test_a_finished_pair_of_another_recipe_is_an_error_not_reused(transfer, tmp_path, monkeypatch):
-    # SST-2's recipe once had 1,000 steps: such a run in the same folder must not enter the table.
-    _write_run(tmp_path / "random" / "SST-2", [{"accuracy": 0.8}, {"accuracy": 0.8}], {}, last_step=1000)
+def test_a_finished_pair_made_with_other_flags_is_an_error_not_reused(transfer, tmp_path, monkeypatch):
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(tmp_path, {}))
+    transfer.run_pair("SST-2", "random", _args(tmp_path))
     monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("an old run was silently redone"))
-    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False)
-    with pytest.raises(RuntimeError, match=r"seed_1.eval_history\.json: trained for 1000 steps, the recipe for 6315"):
-        transfer.run_pair("SST-2", "random", args)
-    _write_run(tmp_path / "random" / "CoLA", [{"mcc": 0.1}], {})  # no per-seed history to check
-    with pytest.raises(RuntimeError, match="no seed_.*eval_history.json"):
-        transfer.run_pair("CoLA", "random", args)
+    with pytest.raises(RuntimeError, match=r"\(--learning_rate=0.0001 --learning_rate=3e-05\)"):
+        transfer.run_pair("SST-2", "random", _args(tmp_path, learning_rate=3e-5))
+    # SST-2's recipe once had 1,000 steps: such a run in the same folder must not enter the table.
+    monkeypatch.setitem(transfer.RECIPE, "SST-2", (1000, 250))
+    with pytest.raises(RuntimeError, match=r"made with other flags \(--train_step=6315 --warmup_step=631 "
+                                           r"--save_checkpoints_steps=1053 --train_step=1000 --warmup_step=100 "
+                                           r"--save_checkpoints_steps=250\)"):
+        transfer.run_pair("SST-2", "random", _args(tmp_path))
+    _write_run(tmp_path / "random" / "CoLA", [{"mcc": 0.1}], {})  # a run this script did not make
+    with pytest.raises(RuntimeError, match="no transfer_flags.json"):
+        transfer.run_pair("CoLA", "random", _args(tmp_path))
 
 
 def test_another_recipes_run_is_a_one_line_error_from_the_script(tmp_path):
-    _write_run(tmp_path / "pretrained" / "MRPC", [{"accuracy": 0.7}], {"accuracy": 0.68}, last_step=345)
+    _write_run(tmp_path / "pretrained" / "MRPC", [{"accuracy": 0.7}], {"accuracy": 0.68})
+    with open(tmp_path / "pretrained" / "MRPC" / "transfer_flags.json", "w") as handle:
+        json.dump(["--task_name=MRPC", "--train_step=345"], handle)
     result = subprocess.run([sys.executable, SCRIPT, "--init_checkpoint=x", "--albert_config_file=x",
                              f"--data_dir={tmp_path}", f"--output_dir={tmp_path}", "--tasks=MRPC",
                              "--starts=pretrained"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
-    assert result.stderr.startswith("error: ") and "trained for 345 steps, the recipe for 1150" in result.stderr
+    assert result.stderr.startswith("error: ") and "made with other flags" in result.stderr
+    assert "--train_step=345" in result.stderr and "--train_step=1150" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_run_gets_the_recipe_and_only_the_pretrained_start_the_checkpoint(transfer, tmp_path, monkeypatch):
     commands = {}
-
-    def fake_run(command):
-        start = "pretrained" if any(arg.startswith("--init_checkpoint=") for arg in command) else "random"
-        commands[start] = command
-        _write_run(tmp_path / start / "MRPC", [{"accuracy": 0.7}], {})
-        return types.SimpleNamespace(returncode=0)
-
-    monkeypatch.setattr(transfer.subprocess, "run", fake_run)
-    args = types.SimpleNamespace(output_dir=str(tmp_path), reinit_pooler=False, data_dir="glue", albert_config_file="c",
-                                 seeds=3, seed=1, learning_rate=3e-5, max_seq_length=128, init_checkpoint="ckpt")
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(tmp_path, commands))
+    args = _args(tmp_path, learning_rate=3e-5, max_seq_length=128)
     for start in transfer.START_NAMES:
         transfer.run_pair("MRPC", start, args)
     for start, command in commands.items():
