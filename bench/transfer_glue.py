@@ -8,9 +8,11 @@ Each (task, start) pair is one `run_classifier.py --seeds=N` run with the same f
 (below; `--init_checkpoint` is the only difference between the two starts), so this script holds
 no training logic. A pair whose `seeds_summary.json` exists is not rerun if it was made with the
 same run_classifier.py flags (kept beside it in `transfer_flags.json`); a run made otherwise is an
-error (give a fresh `--output_dir`). It prints a Markdown table: mean ± standard deviation over the seeds of the best dev evaluation of
-each run, the majority-class baseline, and whether pretrained beats random by more than two
-standard deviations (the larger of the two starts' seed-to-seed spreads).
+error (give a fresh `--output_dir`). Random-init runs do not depend on the checkpoint, so another
+checkpoint can be compared against an earlier folder's with `--random_dir`. It prints a Markdown
+table: mean ± standard deviation over the seeds of the best dev evaluation of each run, the
+majority-class baseline, and whether pretrained beats random by more than two standard deviations
+(the larger of the two starts' seed-to-seed spreads).
 """
 
 import argparse
@@ -34,7 +36,8 @@ FLAGS_FILE = "transfer_flags.json"
 
 def run_pair(task, start, args):
     """Runs (or reuses) one task from one start; returns its output directory."""
-    output_dir = os.path.join(args.output_dir, start_dir(start, args), task)
+    base_dir = args.random_dir if start == "random" and args.random_dir else args.output_dir
+    output_dir = os.path.join(base_dir, start_dir(start, args), task)
     train_step, every = RECIPE[task]
     command = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), f"--task_name={task}",
                f"--data_dir={args.data_dir}", f"--albert_config_file={args.albert_config_file}",
@@ -136,6 +139,8 @@ def main():
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--max_seq_length", type=int, default=64,
                         help="the pretraining length; positions beyond it were never trained")
+    parser.add_argument("--random_dir", help="take (or make) the random-init runs under this earlier "
+                        "--output_dir instead: they do not depend on --init_checkpoint")
     parser.add_argument("--reinit_pooler", action="store_true",
                         help="pretrained start: re-initialise the pooler after loading (run_classifier.py --reinit_pooler)")
     parser.add_argument("--json", help="also write the summaries here")

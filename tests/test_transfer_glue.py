@@ -1,4 +1,5 @@
-"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs (only those made with the same flags)."""
+"""bench/transfer_glue.py: the pretrained-vs-random table's arithmetic and its reuse of finished runs
+(only those made with the same flags)."""
 
 import json
 import os
@@ -59,7 +60,8 @@ def test_lower_mse_counts_as_better(transfer):
 
 def _args(tmp_path, **changes):
     settings = dict(output_dir=str(tmp_path), reinit_pooler=False, data_dir="glue", albert_config_file="c",
-                    seeds=3, seed=1, learning_rate=1e-4, max_seq_length=64, init_checkpoint="ckpt")
+                    seeds=3, seed=1, learning_rate=1e-4, max_seq_length=64, init_checkpoint="ckpt",
+                    random_dir=None)
     return types.SimpleNamespace(**{**settings, **changes})
 
 
@@ -79,6 +81,20 @@ def test_a_finished_pair_is_reused_not_rerun(transfer, tmp_path, monkeypatch):
     transfer.run_pair("STS-B", "random", _args(tmp_path))
     monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("a finished run was rerun"))
     assert transfer.run_pair("STS-B", "random", _args(tmp_path)) == str(tmp_path / "random" / "STS-B")
+
+
+def test_another_checkpoint_is_compared_against_an_earlier_folders_random_runs(transfer, tmp_path, monkeypatch):
+    earlier, later = tmp_path / "earlier", tmp_path / "later"
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(earlier, {}))
+    transfer.run_pair("STS-B", "random", _args(earlier))
+    monkeypatch.setattr(transfer.subprocess, "run", lambda *a, **k: pytest.fail("the random runs were redone"))
+    args = _args(later, init_checkpoint="another_ckpt", random_dir=str(earlier))
+    assert transfer.run_pair("STS-B", "random", args) == str(earlier / "random" / "STS-B")
+    # Their flags are still checked: random runs of another recipe are not taken.
+    with pytest.raises(RuntimeError, match="made with other flags"):
+        transfer.run_pair("STS-B", "random", _args(later, random_dir=str(earlier), learning_rate=3e-5))
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(later, {}))
+    assert transfer.run_pair("STS-B", "pretrained", args) == str(later / "pretrained" / "STS-B")
 
 
 def test_a_finished_pair_made_with_other_flags_is_an_error_not_reused(transfer, tmp_path, monkeypatch):
