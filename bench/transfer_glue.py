@@ -45,6 +45,8 @@ def run_pair(task, start, args):
                f"--learning_rate={args.learning_rate}", f"--max_seq_length={args.max_seq_length}",
                f"--train_step={train_step}", f"--warmup_step={train_step // 10}", f"--save_checkpoints_steps={every}",
                f"--cached_dir={os.path.join(args.output_dir, 'features', task)}", *COMMON_FLAGS]
+    if args.spm_model_file:  # both starts: the vocabulary the checkpoint was pretrained with
+        command.append(f"--spm_model_file={args.spm_model_file}")
     if start == "pretrained":
         command.append(f"--init_checkpoint={args.init_checkpoint}")
         if args.reinit_pooler:
@@ -137,6 +139,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--spm_model_file", help="SentencePiece model of the checkpoint's vocabulary, for both "
+                        "starts (default: run_classifier.py's, the official 30k-clean)")
     parser.add_argument("--max_seq_length", type=int, default=64,
                         help="the pretraining length; positions beyond it were never trained")
     parser.add_argument("--random_dir", help="take (or make) the random-init runs under this earlier "
@@ -159,6 +163,7 @@ def main():
         with open(args.json, "w") as handle:
             json.dump({"recipe": {"tasks": RECIPE, "flags": COMMON_FLAGS, "learning_rate": args.learning_rate,
                                   "max_seq_length": args.max_seq_length,
+                                  "spm_model_file": args.spm_model_file and os.path.basename(args.spm_model_file),
                                   "seeds": args.seeds, "first_seed": args.seed,
                                   "reinit_pooler": args.reinit_pooler},
                        "results": results}, handle, indent=1, sort_keys=True)

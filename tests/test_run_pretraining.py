@@ -119,15 +119,21 @@ def test_tiny_model_learns_on_the_bundled_corpus(tmp_path):
     assert os.listdir(os.path.join(output_dir, "logs", "train")) and os.listdir(os.path.join(output_dir, "logs", "eval"))
 
 
-def test_paper_flagfile_gives_the_originals_defaults():
+def flagfile_values(*flagfiles):
+    """run_pretraining.py's flag values after parsing `flagfiles`, from the repository root."""
+    args = [f"--flagfile={path}" for path in flagfiles]
     script = (
         "import json\nfrom absl import flags\nimport run_pretraining\n"
-        "flags.FLAGS(['run_pretraining', '--flagfile=configs/pretraining_paper.flags'])\n"
+        f"flags.FLAGS(['run_pretraining', *{args!r}])\n"
         "print(json.dumps({name: flags.FLAGS[name].value for name in flags.FLAGS if not name.startswith('?')}))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
-    values = json.loads(result.stdout.splitlines()[-1])
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_paper_flagfile_gives_the_originals_defaults():
+    values = flagfile_values("configs/pretraining_paper.flags")
     expected = {
         "max_seq_length": 512, "max_predictions_per_seq": 20, "do_train": True, "do_eval": False,
         "train_batch_size": 4096, "eval_batch_size": 64, "optimizer": "lamb", "learning_rate": 0.00176,
@@ -135,6 +141,17 @@ def test_paper_flagfile_gives_the_originals_defaults():
         "save_checkpoints_steps": 5000, "keep_checkpoint_max": 5, "iterations_per_loop": 1000, "max_eval_steps": 100,
     }
     assert {name: values[name] for name in expected} == expected
+
+
+def test_books_vocabulary_recipe_is_the_cpu_recipe_with_only_the_vocabulary_changed():
+    recipe = flagfile_values("configs/pretraining_cpu_gutenberg.flags")
+    books_vocab = flagfile_values("configs/pretraining_cpu_gutenberg_vocab8k.flags")
+    differ = {name for name in recipe if recipe[name] != books_vocab[name]}
+    assert differ == {"albert_config_file"}
+    configs = [json.load(open(os.path.join(REPO_ROOT, values["albert_config_file"]), encoding="utf-8"))
+               for values in (recipe, books_vocab)]
+    assert (configs[0]["vocab_size"], configs[1]["vocab_size"]) == (30000, 8000)
+    assert {key for key in configs[0] if configs[0][key] != configs[1][key]} == {"vocab_size"}
 
 
 @pytest.mark.slow

@@ -61,7 +61,7 @@ def test_lower_mse_counts_as_better(transfer):
 def _args(tmp_path, **changes):
     settings = dict(output_dir=str(tmp_path), reinit_pooler=False, data_dir="glue", albert_config_file="c",
                     seeds=3, seed=1, learning_rate=1e-4, max_seq_length=64, init_checkpoint="ckpt",
-                    random_dir=None)
+                    random_dir=None, spm_model_file=None)
     return types.SimpleNamespace(**{**settings, **changes})
 
 
@@ -136,9 +136,24 @@ def test_a_run_gets_the_recipe_and_only_the_pretrained_start_the_checkpoint(tran
     for start, command in commands.items():
         assert [arg for arg in command if arg.startswith("--max_seq_length")] == ["--max_seq_length=128"], start
         assert {"--learning_rate=3e-05", "--train_step=1150", "--warmup_step=115", "--seeds=3"} <= set(command)
+        # No vocabulary flag unless one is given: earlier runs' transfer_flags.json stay reusable.
+        assert not any(arg.startswith("--spm_model_file") for arg in command), start
     differ = set(commands["pretrained"]) ^ set(commands["random"])
     assert differ == {"--init_checkpoint=ckpt", f"--output_dir={tmp_path / 'pretrained' / 'MRPC'}",
                       f"--output_dir={tmp_path / 'random' / 'MRPC'}"}
+
+
+def test_both_starts_tokenize_with_the_checkpoints_vocabulary(transfer, tmp_path, monkeypatch):
+    commands = {}
+    monkeypatch.setattr(transfer.subprocess, "run", _fake_run(tmp_path, commands))
+    args = _args(tmp_path, spm_model_file="books8k.model")
+    for start in transfer.START_NAMES:
+        transfer.run_pair("CoLA", start, args)
+    for start, command in commands.items():
+        assert "--spm_model_file=books8k.model" in command, start
+    # A run made with another vocabulary is another recipe: an error, not reused.
+    with pytest.raises(RuntimeError, match="spm_model_file=books8k.model"):
+        transfer.run_pair("CoLA", "random", _args(tmp_path, spm_model_file="other.model"))
 
 
 def test_unknown_task_is_a_one_line_usage_error(tmp_path):
