@@ -4,8 +4,8 @@
         --corpus=gutenberg/text/train.txt --data_dir=$GLUE_DIR
 
 A vocabulary trained on far more text than the pretraining corpus (the official 30k-clean, for
-15 books) has pieces the corpus never contains: their embedding rows get no input gradient, only
-the tied MLM softmax's push away from every prediction. This counts, for each task's training
+15 books) has pieces the corpus never contains: they are inputs only as random replacements for
+masked tokens and never MLM targets, so their embedding rows are barely trained. This counts, for each task's training
 text, the share of its tokens whose piece occurs never, or fewer than 10 times, in the corpus,
 and the median tokens per example (both segments of a pair), which a smaller vocabulary raises.
 Prints a Markdown table.
