@@ -24,6 +24,7 @@ from absl import flags
 from albert_cli.bundled import TINY_CONFIG
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
+from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 from albert_tf.tensorflow_logs import quiet_tensorflow
@@ -170,7 +171,7 @@ def data_error(error, files, flag, config):
 
     bad = find_bad_file(expand_file_patterns(files), FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
                         config.vocab_size, config.type_vocab_size)
-    where = f"{bad[0]}: {bad[1]}" if bad else (error.message or str(error)).splitlines()[0]
+    where = f"{bad[0]}: {bad[1]}" if bad else error_line(error)
     return UsageError(f"--{flag}: bad pretraining data ({where}); stopped, nothing saved after it")
 
 

@@ -15,6 +15,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from albert_tf.checkpoint_names import HUB_MODULE_PREFIX, is_training_state, tf1_variables
+from albert_tf.error_text import error_line
 
 # The prefix inside the released tarballs (albert_base/model.ckpt-best.index, ...).
 RELEASED_CHECKPOINT_NAME = "model.ckpt-best"
@@ -66,8 +67,7 @@ def open_weights(path, model):
     try:
         return _object_checkpoint_weights(prefix, reader, model)
     except (tf.errors.OpError, IndexError) as error:
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ValueError(f"{prefix}: cannot read the checkpoint's object graph ({message}); its data "
+        raise ValueError(f"{prefix}: cannot read the checkpoint's object graph ({error_line(error)}); its data "
                          "file is truncated or damaged.") from None
 
 
@@ -113,8 +113,7 @@ def _open_checkpoint(prefix):
     try:
         return tf.train.load_checkpoint(prefix)
     except (tf.errors.OpError, ValueError) as error:
-        message = str(error).splitlines()[0]
-        raise ValueError(f"{prefix} is not a readable checkpoint ({message}).") from None
+        raise ValueError(f"{prefix} is not a readable checkpoint ({error_line(error)}).") from None
 
 
 def _tf1_weights(prefix, reader):

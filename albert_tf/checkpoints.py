@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from albert_tf.checkpoint_formats import HEAD_NAMES, open_weights, resolve_checkpoint_prefix
 from albert_tf.checkpoint_names import GLOBAL_STEP, HUB_MODULE_PREFIX, group0_name, tf1_variables
+from albert_tf.error_text import error_line
 from albert_tf.io_utils import atomic_open, temporary_name
 
 __all__ = ["CheckpointLoadReport", "CheckpointMismatchError", "load", "resolve_checkpoint_prefix",
@@ -195,8 +196,7 @@ def _read_all(stored, names):
         try:
             values[name] = stored.read(name)
         except (tf.errors.OpError, IndexError) as error:
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ValueError(f"{stored.path}: cannot read weight {name} ({message}); the checkpoint's "
+            raise ValueError(f"{stored.path}: cannot read weight {name} ({error_line(error)}); the checkpoint's "
                              "data file is truncated or damaged, nothing was loaded.") from None
     return values
 

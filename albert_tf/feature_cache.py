@@ -8,9 +8,10 @@ into one ValueError naming the file and how to rebuild it.
 """
 
 import json
-import re
 
 import tensorflow as tf
+
+from albert_tf.error_text import error_line
 
 
 def damaged_cache(path, detail):
@@ -38,16 +39,9 @@ def check_feature_file(path, parse, expected_records):
     try:
         count = int(count.reduce(tf.constant(0, tf.int64), _count))
     except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError) as error:
-        raise damaged_cache(path, _what_went_wrong(error)) from None
+        raise damaged_cache(path, error_line(error)) from None
     if count != expected_records:
         raise damaged_cache(path, f"{count} records, {expected_records} expected")
-
-
-def _what_went_wrong(error):
-    """The first line of a tf.data error, without the graph's function and op names around it."""
-    text = (error.message or type(error).__name__).splitlines()[0]
-    text = re.sub(r"\{\{[^}]*\}\}\s*|\s*\[Op:[^\]]*\].*$", "", text).strip()
-    return text[:300] or type(error).__name__
 
 
 @tf.autograph.experimental.do_not_convert

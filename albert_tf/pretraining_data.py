@@ -18,6 +18,7 @@ Batches always have exactly the batch size (`drop_remainder=True`): TPUs need st
 
 import tensorflow as tf
 
+from albert_tf.error_text import error_line
 from albert_tf.pretraining_schema import FEATURES
 
 FEATURE_NAMES = {
@@ -63,8 +64,7 @@ def check_file(path, max_seq_length, max_predictions_per_seq, vocab_size=None, t
             return False  # an empty shard is valid
         example = tf.train.Example.FromString(first.numpy())
     except (tf.errors.OpError, ValueError) as error:
-        raise ValueError(f"{path}: not a TFRecord file of tf.train.Example "
-                         f"({type(error).__name__}: {error})") from None
+        raise ValueError(f"{path}: not a TFRecord file of tf.train.Example ({error_line(error)})") from None
     features = example.features.feature
     for schema in _READ_FEATURES:
         name, flag = schema.name, schema.length_setting
@@ -112,7 +112,7 @@ def find_bad_file(files, max_seq_length, max_predictions_per_seq, vocab_size=Non
             for _ in dataset:
                 pass
         except tf.errors.OpError as error:
-            return path, (error.message or str(error)).splitlines()[0]
+            return path, error_line(error)
     return None
 
 

@@ -12,6 +12,7 @@ import os
 import tensorflow as tf
 from google.protobuf import text_format
 
+from albert_tf.error_text import error_line
 from albert_tf.io_utils import atomic_open
 
 
@@ -112,7 +113,7 @@ def damaged(prefix):
         for name in reader.get_variable_to_shape_map():
             reader.get_tensor(name)
     except (tf.errors.OpError, IndexError, ValueError) as error:
-        return (getattr(error, "message", None) or str(error) or type(error).__name__).splitlines()[0]
+        return error_line(error)
     return None
 
 

@@ -14,6 +14,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from albert_tf.error_text import error_line
 from albert_tf.tokenization import SPIECE_UNDERLINE
 
 _SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -66,7 +67,7 @@ def _read_model_bytes(spm_model_file):
         with tf.io.gfile.GFile(spm_model_file, "rb") as handle:
             return handle.read()
     except (tf.errors.OpError, OSError) as error:
-        raise ValueError(f"spm_model_file {spm_model_file!r} cannot be read: {error}") from None
+        raise ValueError(f"spm_model_file {spm_model_file!r} cannot be read: {error_line(error)}") from None
 
 
 class AlbertTextTokenizer(keras.layers.Layer):
@@ -94,7 +95,7 @@ class AlbertTextTokenizer(keras.layers.Layer):
         except tf.errors.OpError as error:
             raise ValueError(
                 f"spm_model_file {spm_model_file!r} is not a loadable SentencePiece model: "
-                f"{error.message}"
+                f"{error_line(error)}"
             ) from None
         pieces = [piece.decode("utf-8") for piece in pieces]
         piece_ids = {piece: i for i, piece in enumerate(pieces)}

@@ -7,6 +7,7 @@ where they coincide, as for MNLI whose TFDS order differs; by index otherwise, e
 
 import tensorflow_datasets as tfds
 
+from albert_tf.error_text import error_line
 from albert_tf.glue.examples import ExampleSet, GlueExample
 
 
@@ -18,9 +19,8 @@ def read_tfds_split(task, split, tfds_data_dir):
             name, split=tfds_split, data_dir=tfds_data_dir, download=False, with_info=True
         )
     except (AssertionError, ValueError, OSError, tfds.core.registered.DatasetNotFoundError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ValueError(f"--tfds_data_dir: cannot load {name} split {tfds_split} from {tfds_data_dir}: "
-                         f"{first_line}") from None
+                         f"{error_line(error)}") from None
     to_label = _label_mapper(task, info)
     examples = []
     for row in tfds.as_numpy(dataset):

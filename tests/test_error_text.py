@@ -1,0 +1,33 @@
+"""error_line: the sentence of an exception, for one-line errors."""
+
+import pytest
+import tensorflow as tf
+
+from albert_tf.error_text import error_line
+
+
+def test_a_tf_data_error_loses_the_graph_function_and_op_names(tmp_path):
+    not_tfrecord = tmp_path / "notes.txt"
+    not_tfrecord.write_text("plain text, not records\n")
+    with pytest.raises(tf.errors.DataLossError) as caught:
+        next(iter(tf.data.TFRecordDataset(str(not_tfrecord))))
+    assert "{{function_node" in caught.value.message or "[Op:" in str(caught.value)  # what is removed
+    line = error_line(caught.value)
+    assert line.startswith("corrupted record at 0"), line
+    assert "{{" not in line and "[Op:" not in line and "\n" not in line
+
+
+@pytest.mark.parametrize("error, expected", [
+    (ValueError("first line\nsecond line"), "first line"),
+    (ValueError("  padded  \n"), "padded"),
+    (ValueError(""), "ValueError"),
+    (OSError(), "OSError"),
+    (tf.errors.InvalidArgumentError(None, None, "{{function_node f}} bad id [Op:Gather] name: x"), "bad id"),
+    (tf.errors.InvalidArgumentError(None, None, "{{function_node f}} [Op:Gather]"), "InvalidArgumentError"),
+])
+def test_first_line_or_the_type_name(error, expected):
+    assert error_line(error) == expected
+
+
+def test_long_messages_are_cut():
+    assert error_line(ValueError("x" * 1000), limit=40) == "x" * 40
