@@ -198,6 +198,26 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
     assert completed_summary["eval_initial"] == summary["eval_initial"]
 
 
+@pytest.mark.slow
+def test_a_resumed_run_checkpoints_and_evaluates_on_the_multiples_of_the_schedule(tmp_path):
+    output_dir = tmp_path / "out"
+
+    def run(num_train_steps):
+        result = run_script(small_run_flags(tmp_path, str(output_dir), num_train_steps=num_train_steps, do_eval=True,
+                                            iterations_per_loop=2, save_checkpoints_steps=4, max_eval_steps=1,
+                                            keep_checkpoint_max=10))
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+
+    run(3)  # stopped off the schedule, as a SIGTERM leaves a run
+    run(8)
+    records = [json.loads(line) for line in (output_dir / "metrics.jsonl").read_text().splitlines()]
+    state = tf.train.get_checkpoint_state(str(output_dir))
+    saved = [int(path.rsplit("-", 1)[1]) for path in state.all_model_checkpoint_paths]
+    assert saved == [3, 4, 8]  # not 3, 7, 8 (four steps after the resume)
+    assert [record["step"] for record in records if record["split"] == "eval"] == [0, 3, 4, 8]
+    assert [record["step"] for record in records if record["split"] == "train"] == [2, 3, 4, 6, 8]
+
+
 def test_an_eval_file_with_evaluation_off_is_warned_about(tmp_path):
     # The missing --input_file stops the run right after the warning.
     result = run_script([f"--output_dir={tmp_path}", "--do_eval=false", f"--eval_input_file={tmp_path}/heldout.tfrecord",

@@ -23,6 +23,12 @@ from albert_tf.pretraining.trainer import TrainingDiverged
 from albert_tf.progress import Progress
 
 
+def loop_steps(step, total_steps, periods):
+    """Steps from `step` to the next multiple of any of `periods` (or to `total_steps`): loops end
+    on the multiples, so checkpoints and evaluations do too, whichever step a run resumed at."""
+    return min([total_steps - step] + [period - step % period for period in periods])
+
+
 class PretrainingRun:
     """Restores the latest checkpoint of `output_dir` on creation (`restored_step`: its step,
     None for a fresh run), then `train()` to `num_train_steps` and/or `evaluate()`."""
@@ -60,24 +66,26 @@ class PretrainingRun:
     def train(self, evaluate=None, eval_every_steps=None):
         """Trains to `num_train_steps`; returns {"step", "stopped_by", "examples_per_second", ...}.
 
-        `evaluate()` (held-out evaluation, logged) runs at the first loop end at least
-        `eval_every_steps` after the previous one (default: at each checkpoint) and at the last
-        step, so that overfitting shows while it happens. Raises `TrainingDiverged` on a
-        non-finite loss (no checkpoint is written after it).
+        Checkpoints come at the multiples of `save_checkpoints_steps`, and `evaluate()` (held-out
+        evaluation, logged) at those of `eval_every_steps` (default: at each checkpoint), both also
+        at the last step, so that overfitting shows while it happens; a resumed run keeps the same
+        steps. Raises `TrainingDiverged` on a non-finite loss (no checkpoint is written after it).
         """
         trainer = self.trainer
         total_steps = trainer.settings.num_train_steps
         batch_size = trainer.settings.train_batch_size
         stop = StopRequest()
-        start_step = last_saved = last_evaluated = trainer.step
+        start_step = last_saved = trainer.step
         eval_every_steps = eval_every_steps or self.save_checkpoints_steps
+        periods = [self.iterations_per_loop, self.save_checkpoints_steps] + ([eval_every_steps] if evaluate else [])
         progress = Progress("pretraining", total=max(total_steps - start_step, 0), unit="steps")
         timed_steps, timed_seconds = 0, 0.0
         stopped_by = None
         while trainer.step < total_steps:
             step_before = trainer.step
             started = time.monotonic()
-            trainer.train_loop(self.train_iterator, min(self.iterations_per_loop, total_steps - step_before))
+            steps = loop_steps(step_before, total_steps, periods)
+            trainer.train_loop(self.train_iterator, steps)
             values = trainer.train_metrics.result()
             trainer.train_metrics.reset()
             elapsed = time.monotonic() - started
@@ -90,30 +98,29 @@ class PretrainingRun:
                 examples_per_second=done * batch_size / elapsed,
             )
             self.log.write("train", trainer.step, values)
-            self._check_finite(values, step_before, last_saved, done)
+            self._check_finite(values, step_before, step_before + steps, last_saved, done)
             progress.update(done, extra=f"step {trainer.step}, loss {values['loss']:.4f}, "
                                         f"mlm_acc {values['masked_lm_accuracy']:.4f}, {values['examples_per_second']:.1f} examples/s")
             stopped_by = stop.signal_name if stop.requested(trainer.strategy) else None
-            if stopped_by or trainer.step >= total_steps or trainer.step - last_saved >= self.save_checkpoints_steps:
+            if stopped_by or trainer.step >= total_steps or trainer.step % self.save_checkpoints_steps == 0:
                 self.manager.save(checkpoint_number=trainer.step)
                 last_saved = trainer.step
             if stopped_by:
                 break
-            if evaluate is not None and (trainer.step >= total_steps or trainer.step - last_evaluated >= eval_every_steps):
+            if evaluate is not None and (trainer.step >= total_steps or trainer.step % eval_every_steps == 0):
                 evaluate()
-                last_evaluated = trainer.step
         progress.close()
         rate = timed_steps * batch_size / timed_seconds if timed_seconds else None
         return {"step": trainer.step, "stopped_by": stopped_by if trainer.step < total_steps else None,
                 "examples_per_second": rate, "checkpoint": self.manager.latest_checkpoint}
 
-    def _check_finite(self, values, step_before, last_saved, done):
+    def _check_finite(self, values, step_before, step_end, last_saved, done):
         if math.isfinite(values["loss"]) and done > 0:
             return
         reason = f"non-finite loss ({values['loss']})" if not math.isfinite(values["loss"]) else "non-finite gradients on every step"
         latest = self.manager.latest_checkpoint
         raise TrainingDiverged(
-            f"{reason} between steps {step_before} and {step_before + self.iterations_per_loop}; stopped without "
+            f"{reason} between steps {step_before} and {step_end}; stopped without "
             f"saving. Last good checkpoint: {latest or 'none'} (step {last_saved}). Lower --learning_rate, raise "
             "--num_warmup_steps or check the data, then rerun to resume from it."
         )
