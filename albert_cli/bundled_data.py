@@ -28,6 +28,13 @@ def split_documents(corpus_path, train_path, heldout_path, heldout_documents):
     return len(documents) - heldout_documents, heldout_documents
 
 
+def as_user_names_it(path):
+    """`path` relative to the working directory when it lies under it (in a checkout,
+    `data/albert_spm/30k-clean.model`), so that the statistics file records no machine's path."""
+    real, here = os.path.realpath(path), os.path.realpath(os.getcwd())
+    return os.path.relpath(real, here) if os.path.commonpath([real, here]) == here else path
+
+
 def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_factor, random_seed, heldout_documents=2):
     """Returns (train_file, heldout_file), building them with `data_prep`'s builder (in this
     process) unless they already exist (a rerun or a resumed run reuses them)."""
@@ -44,6 +51,6 @@ def build_bundled_data(data_dir, max_seq_length, max_predictions_per_seq, dupe_f
     for split in names:
         sys.stderr.write(f"building the {split} data from the bundled corpus sample: {records[split]}\n")
         build(num_workers=1, input_file=text[split], output_file=records[split],
-              spm_model_file=SPM_MODEL, max_seq_length=max_seq_length,
+              spm_model_file=as_user_names_it(SPM_MODEL), max_seq_length=max_seq_length,
               max_predictions_per_seq=max_predictions_per_seq, dupe_factor=dupe_factor, random_seed=random_seed)
     return records["train"], records["heldout"]

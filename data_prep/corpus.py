@@ -74,13 +74,17 @@ def require_some_text(paths, files, block_bytes=1 << 20):
     raise ValueError(f"--input_file: no text in {', '.join(paths)} (the files are empty or blank)")
 
 
+def _first_line_start(handle, chunk):
+    """Seeks `handle` to the chunk's first line (the first that starts in it) and returns its offset."""
+    handle.seek(max(chunk.start - 1, 0))
+    if chunk.start > 0 and handle.read(1) != b"\n":
+        handle.readline()  # the end of a line that the previous chunk owns
+    return handle.tell()
+
+
 def chunk_lines(handle, chunk):
     """The raw lines (bytes, with their newline) whose first byte lies in the chunk."""
-    if chunk.start > 0:
-        handle.seek(chunk.start - 1)
-        if handle.read(1) != b"\n":
-            handle.readline()  # the end of a line that the previous chunk owns
-    position = handle.tell()
+    position = _first_line_start(handle, chunk)
     while position < chunk.end:
         line = handle.readline()
         if not line:
@@ -94,11 +98,13 @@ def read_documents(files, chunk, tokenizer, stats):
 
     Lines that are not valid UTF-8 are decoded with U+FFFD replacements and counted. As in the
     original, a line that is blank after normalisation ends a document, and a non-blank line with
-    no tokens is dropped.
+    no tokens is dropped. `documents` counts the input's documents: one that a chunk border
+    splits counts in the chunk where it begins, not again in the next.
     """
     documents = []
     document = []
     with files.open_read(chunk.path) as handle:
+        first_continues = chunk.start > 0 and _continues_a_document(handle, _first_line_start(handle, chunk), tokenizer)
         for raw_line in chunk_lines(handle, chunk):
             stats.count("lines")
             stats.count("input_bytes", len(raw_line))
@@ -107,17 +113,54 @@ def read_documents(files, chunk, tokenizer, stats):
             except UnicodeDecodeError:
                 line = raw_line.decode("utf-8", errors="replace")
                 stats.count("non_utf8_lines")
-            if line.strip():
-                token_ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))
-                if token_ids:
-                    document.append(array.array("i", token_ids))
-                    continue
-                if not tokenizer.is_spm or preprocess_text(line, lower=tokenizer.do_lower_case):
-                    continue
-            if document:
-                documents.append(document)
-                document = []
+            token_ids = line_token_ids(line, tokenizer)
+            if token_ids:
+                document.append(array.array("i", token_ids))
+            elif token_ids is None:
+                if document:
+                    documents.append(document)
+                    document = []
+                elif not documents:  # a break before any text: what the previous chunk left open ends here
+                    first_continues = False
     if document:
         documents.append(document)
-    stats.count("documents", len(documents))
+    stats.count("documents", len(documents) - (first_continues and bool(documents)))
     return documents
+
+
+def line_token_ids(line, tokenizer):
+    """The token ids of a line of text; [] for a line that is dropped, None for one that ends a
+    document (blank, or blank once normalised, as the original's SentencePiece path sees it)."""
+    if line.strip():
+        token_ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))
+        if token_ids or not tokenizer.is_spm or preprocess_text(line, lower=tokenizer.do_lower_case):
+            return token_ids
+    return None
+
+
+def _continues_a_document(handle, line_start, tokenizer):
+    """Whether a document is open at byte `line_start` (a line start): the nearest line before it
+    that is not dropped has tokens, rather than ending a document (or there being none)."""
+    for raw_line in _lines_before(handle, line_start):
+        token_ids = line_token_ids(raw_line.decode("utf-8", errors="replace"), tokenizer)
+        if token_ids is None:
+            return False
+        if token_ids:
+            return True
+    return False
+
+
+def _lines_before(handle, end, block_bytes=1 << 16):
+    """The raw lines before byte `end` (a line start), nearest first, read backwards in blocks."""
+    buffer, buffer_start, line_end = b"", end, end
+    while line_end > 0:
+        newline = buffer.rfind(b"\n", 0, max(line_end - buffer_start - 1, 0))
+        while newline < 0 and buffer_start > 0:
+            read_start = max(0, buffer_start - block_bytes)
+            handle.seek(read_start)
+            buffer = handle.read(buffer_start - read_start) + buffer
+            buffer_start = read_start
+            newline = buffer.rfind(b"\n", 0, line_end - buffer_start - 1)
+        line_start = buffer_start + newline + 1
+        yield buffer[line_start - buffer_start:line_end - buffer_start]
+        line_end = line_start

@@ -62,6 +62,27 @@ def test_documents_break_at_blank_lines_chunk_borders_and_file_ends(tmp_path, to
     assert [len(d) for d in pieces[0]] == [1] and [len(d) for d in pieces[1]] == [1, 1, 1]
 
 
+def test_documents_count_once_however_chunk_borders_split_them(tmp_path, tokenizer):
+    # Documents of 1-40 lines, two blank lines between some, a blank-once-normalised line between
+    # others: wherever the borders fall (on a blank line, inside a line, inside a document), the
+    # count is the input's, not one more per border that splits a document.
+    lines_per_document = [1, 40, 3, 25, 2, 1, 30]
+    separators = ["\n", "\n\n", "\u0301\n", "\n"]
+    text = "".join(
+        "".join(f"Sentence {line} of document {index}, with some words.\n" for line in range(count))
+        + separators[index % len(separators)]
+        for index, count in enumerate(lines_per_document))
+    path = tmp_path / "docs.txt"
+    path.write_text(text, encoding="utf-8")
+    files = LocalFiles()
+    for chunk_bytes in range(1024, 2200, 37):
+        stats = PretrainingStats()
+        pieces = [corpus.read_documents(files, chunk, tokenizer, stats)
+                  for chunk in corpus.plan_chunks([str(path)], files, chunk_bytes)]
+        assert stats.counts["documents"] == len(lines_per_document), chunk_bytes
+        assert sum(len(document) for piece in pieces for document in piece) == sum(lines_per_document)
+
+
 def test_wordpiece_vocabulary_builds_whole_word_units(tmp_path):
     words = ["the", "cat", "sat", "on", "mat", "dog", "ran", "far", "away", "play", ".", ","]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "##s", "##ing", "##ed"]
