@@ -14,6 +14,8 @@ import tempfile
 
 from absl import app
 
+from albert_cli.plain_output import plain_output
+
 
 def prefer_onednn():
     """Asks TensorFlow for its oneDNN CPU kernels unless the user chose (TF_ENABLE_ONEDNN_OPTS).
@@ -38,6 +40,7 @@ def exit_with_usage_error(error):
     sys.exit(2)
 
 
+@plain_output()
 def run_main(main, argv=None, help_module=None):
     """Runs an absl `main(argv)`; a `UsageError` or a bad flag becomes one line and exit code 2.
 

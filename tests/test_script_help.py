@@ -3,6 +3,7 @@ examples with their line breaks."""
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -41,3 +42,13 @@ def test_help_exits_0_at_once_with_its_usage(command, usage_line, own_flag):
     help_lines = [line.strip() for line in result.stdout.splitlines()]
     assert usage_line in help_lines, result.stdout[:3000]
     assert any(line.startswith(own_flag) for line in help_lines)
+
+
+def test_help_into_a_pipe_closed_early_ends_without_a_traceback():
+    """`run_classifier.py --help | head -3`: here the reader is gone before the help is written."""
+    process = subprocess.Popen([sys.executable, "run_classifier.py", "--help"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # the script takes a moment to start: nothing is written yet
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == 128 + signal.SIGPIPE, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
