@@ -134,6 +134,19 @@ def test_a_scripts_info_log_lines_are_plain_and_its_warnings_keep_their_prefix()
     assert re.match(r"^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ <string>:\d+\] a warning$", result.stderr.splitlines()[1])
 
 
+def test_convert_hides_tensorflows_startup_lines(tmp_path):
+    """It printed oneDNN's, the CPU instructions' and `failed call to cuInit` lines, as the run_* scripts did not."""
+    (tmp_path / "not_a_checkpoint").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, "-m", "albert_tf.convert", f"--from={tmp_path / 'not_a_checkpoint'}",
+                             f"--to={tmp_path / 'out'}", "--format=hf"], capture_output=True, text=True, env=env,
+                            cwd=REPO, timeout=600)
+    assert result.returncode == 2 and result.stderr.startswith("error: --from"), result.stderr  # TensorFlow loaded
+    assert not [line for line in result.stderr.splitlines() if CPP_LOG_LINE.match(line) and line[0] in "IW"], \
+        result.stderr
+    assert "cuInit" not in result.stderr and "absl::InitializeLog" not in result.stderr, result.stderr
+
+
 def run_script(script, *args):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     return subprocess.run([sys.executable, os.path.join(REPO, script), *args], capture_output=True, text=True,
