@@ -39,6 +39,8 @@ def test_help_exits_0_at_once_with_its_usage(command, usage_line, own_flag):
     print(f"{' '.join(command)} --help: {time.perf_counter() - start:.2f} s")  # for the record, not asserted
     assert result.returncode == 0, result.stderr[-3000:]
     assert not TENSORFLOW_IMPORTED.search(result.stderr), "--help imported TensorFlow"
+    # No warning (Beam's about apitools and BigQuery): stderr holds only -X importtime's lines.
+    assert not [line for line in result.stderr.splitlines() if not line.startswith("import time:")], result.stderr
     help_lines = [line.strip() for line in result.stdout.splitlines()]
     assert usage_line in help_lines, result.stdout[:3000]
     assert any(line.startswith(own_flag) for line in help_lines)
