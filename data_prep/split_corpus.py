@@ -7,7 +7,7 @@
 
 Why: the original's `create_pretraining_data` expects one sentence per line and packs
 consecutive lines into segments; a paragraph longer than the sequence becomes one truncated
-segment (docs/results.md measures the loss). Why a tail of every document rather than whole
+segment. Why a tail of every document rather than whole
 documents: with a few long documents (books) whole ones would take a large share of the text or
 leave a held-out set unlike the training text. The tail of each document becomes a document of
 its own in `heldout.txt`, so no held-out sentence, and no sentence pair, is trained on.
