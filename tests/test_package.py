@@ -39,9 +39,13 @@ def _venv_seeing_this_interpreters_packages(path):
     python = str(path / "bin" / "python")
     own_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               check=True, capture_output=True, text=True, timeout=60).stdout.strip()
-    site_dirs = [path for path in site.getsitepackages() + [site.getusersitepackages()] if path in sys.path]
     with open(os.path.join(own_site, "outer_site_packages.pth"), "w") as handle:
-        handle.write("import site; " + "; ".join(f"site.addsitedir({path!r})" for path in site_dirs) + "\n")
+        handle.write("import site; " + "; ".join(f"site.addsitedir({directory!r})" for directory in _site_dirs()) + "\n")
+
+
+def _site_dirs():
+    """This interpreter's site-packages directories (a venv's, and the base Python's if it inherits them)."""
+    return [directory for directory in site.getsitepackages() + [site.getusersitepackages()] if directory in sys.path]
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +84,14 @@ def test_the_installed_package_is_not_the_checkout(venv):
     assert result.returncode == 0, result.stderr[-3000:]
     paths = result.stdout.split()
     assert len(paths) == 3 and all("site-packages" in path and not path.startswith(REPO_ROOT) for path in paths)
+
+
+@pytest.mark.slow
+def test_the_environment_sees_this_interpreters_packages(venv):
+    """Run from a venv (the README's `.venv`), `--system-site-packages` gave the base Python's instead."""
+    result = run(venv, "python", "-c", "import json, sys; print(json.dumps(sys.path))")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert set(_site_dirs()) <= set(json.loads(result.stdout)), result.stdout
 
 
 @pytest.mark.slow
