@@ -155,7 +155,7 @@ def run_script(script, *args):
 
 @pytest.mark.slow
 def test_run_classifier_and_its_rerun_print_no_false_warning(tmp_path):
-    flags = ("--do_train", "--do_eval", "--train_step=2", "--save_checkpoints_steps=1", "--max_seq_length=32",
+    flags = ("--do_train", "--do_eval", "--do_predict", "--train_step=2", "--save_checkpoints_steps=1", "--max_seq_length=32",
              "--train_batch_size=4", "--eval_batch_size=64", f"--output_dir={tmp_path}")
     first = run_script("run_classifier.py", *flags)
     assert first.returncode == 0, first.stderr
