@@ -24,3 +24,40 @@ SPM_MODEL = bundled_path("data", "albert_spm", "30k-clean.model")
 # What `run_pretraining.py` builds its default data from (its last documents are held out).
 PRETRAINING_CORPUS = bundled_path("data", "corpus", "pretraining_sample.txt")
 GLUE_SAMPLES = bundled_path("data", "glue")
+
+
+# The directories of bundled files, as a command line names them (`configs/albert_base.json`).
+_BUNDLED_DIRS = ("configs/", "data/")
+_FLAGFILE = ("--flagfile=", "-flagfile=")
+
+
+def resolve(path):
+    """`path`, or the bundled file it names (`configs/...`, `data/...`) where `path` does not exist:
+    the repository's examples then run from any directory."""
+    if path.startswith(_BUNDLED_DIRS) and not os.path.exists(path):
+        bundled = os.fspath(_ROOT.joinpath(*path.split("/")))
+        if os.path.exists(bundled):
+            return bundled
+    return path
+
+
+def resolve_command_line(argv, _reading=()):
+    """`argv` with bundled files found by name (`resolve`), in flag values and in flag files,
+    whose lines (nested ones too) replace their `--flagfile=` argument as absl would read them."""
+    resolved = []
+    for arg in argv:
+        name, equals, value = arg.partition("=")
+        if arg.startswith(_FLAGFILE):
+            path = resolve(value)
+            if path in _reading:
+                raise ValueError(f"--flagfile={value} includes itself")
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    lines = [line.strip() for line in handle]
+            except OSError as error:
+                raise ValueError(f"--flagfile={value}: cannot read it ({error.strerror or error})") from None
+            flag_lines = [line for line in lines if line and not line.startswith(("#", "//"))]
+            resolved.extend(resolve_command_line(flag_lines, _reading + (path,)))
+        else:
+            resolved.append(f"{name}={resolve(value)}" if equals and name.startswith("-") else resolve(arg))
+    return resolved

@@ -6,7 +6,7 @@
 (`python run_classifier.py ...` in a checkout). Defaults point at the bundled data (data/glue,
 the official SentencePiece model, the tiny config). Evaluation runs every --save_checkpoints_steps
 during training and keeps the best checkpoint by the task's metric (<output_dir>/best);
---seeds=N repeats training with N seeds and reports mean, standard deviation and best. See docs/fine_tuning.md and docs/serving.md.
+--seeds=N repeats training with N seeds and reports mean, standard deviation and best.
 """
 
 import os
@@ -53,17 +53,17 @@ flags.DEFINE_integer("train_step", 1000, "Number of training steps.", lower_boun
 flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
-                  "Kernel set the export is traced with (plain TF ops only; docs/serving.md).")
+                  "Kernel set the export is traced with (plain TF ops only: what every TF Serving build runs).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
-                    "token ids in) to this directory (docs/serving.md).")
+                    "token ids in) to this directory.")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
 flags.DEFINE_bool("reinit_pooler", False, "Re-initialise the pooler after loading --init_checkpoint "
-                  "instead of keeping its pretrained weights (the original keeps them; docs/fine_tuning.md).")
+                  "instead of keeping its pretrained weights (the original keeps them).")
 flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
                   "`dynamic`: pad each batch to its longest row; `bucketed`: also batch training rows "
                   "of similar length together (faster, other batches); `fixed`: to max_seq_length.")

@@ -2,7 +2,7 @@
 
     albert-export-encoder --init_checkpoint=output/pretraining --export_dir=output/hub
 
-Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/; see docs/serving.md.
+Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/.
 """
 
 import os
@@ -33,7 +33,7 @@ flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessi
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
-                  "Kernel set the encoder is traced with (plain TF ops only; docs/serving.md).")
+                  "Kernel set the encoder is traced with (plain TF ops only: what every TF Serving build runs).")
 
 
 def main(argv):

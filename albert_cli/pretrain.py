@@ -2,7 +2,9 @@
 
 With no flags it pretrains configs/albert_tiny.json for a few minutes on the bundled corpus
 sample (TFRecords built into the output directory, two documents held out for evaluation).
-The original's recipe: `--flagfile=configs/pretraining_paper.flags`. See docs/pretraining.md.
+The original's recipe: `--flagfile=configs/pretraining_paper.flags`. Bundled flag files and
+configs are found by name: `configs/...` and `data/...` mean the copies installed with
+albert-tf wherever no such file exists in the current directory.
 
     albert-pretrain
     albert-pretrain --flagfile=configs/pretraining_paper.flags \\
@@ -76,7 +78,7 @@ flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the mod
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.", lower_bound=1)
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
-flags.DEFINE_bool("deterministic", False, "Bit-identical runs: a rerun, or a killed run resumed, ends with the same weights (op determinism, one inter-op thread; slower, docs/pretraining.md).")
+flags.DEFINE_bool("deterministic", False, "Bit-identical runs: a rerun, or a killed run resumed, ends with the same weights (op determinism, one inter-op thread; slower).")
 flags.DEFINE_bool("resume_from_intact_checkpoint", False, "When the latest checkpoint in --output_dir is damaged (a truncated or corrupt file), delete it and resume from the newest intact one.")
 flags.DEFINE_integer("bundled_dupe_factor", 3, "dupe_factor for the data built from the bundled corpus (no --input_file).", lower_bound=1)
 

@@ -1,15 +1,15 @@
 """Fine-tunes ALBERT on RACE (4-way multiple choice) and reports accuracy on middle, high and all
 (TF2 port of the original's run_race.py).
 
-    albert-race --data_dir=data_root --do_train --do_eval --do_predict \
-        --init_checkpoint=albert_base/model.ckpt-best --albert_config_file=albert_base/albert_config.json \
+    albert-race --data_dir=data_root --do_train --do_eval --do_predict \\
+        --init_checkpoint=albert_base/model.ckpt-best --albert_config_file=albert_base/albert_config.json \\
         --output_dir=output/race
 
 --data_dir holds RACE/{train,dev,test}/{middle,high}/ as the official download unpacks (one
 JSON passage per .txt file, or the original's all.txt with one passage per line). Training
 evaluates dev accuracy every --save_checkpoints_steps and keeps the best checkpoint
 (<output_dir>/best); --export_dir writes a SavedModel that picks options from raw text. `python
-run_race.py ...` in a checkout. See docs/squad_race.md.
+run_race.py ...` in a checkout.
 """
 
 from absl import flags

@@ -1,16 +1,16 @@
 """Fine-tunes ALBERT on SQuAD v1.1 or v2.0 and writes its answers (TF2 port of the original's
 run_squad_v1.py and run_squad_v2.py, one command: `--version_2_with_negative` selects v2.0).
 
-    albert-squad --version_2_with_negative --do_train --do_predict \
-        --train_file=train-v2.0.json --predict_file=dev-v2.0.json \
-        --init_checkpoint=albert_base/model.ckpt-best --albert_config_file=albert_base/albert_config.json \
+    albert-squad --version_2_with_negative --do_train --do_predict \\
+        --train_file=train-v2.0.json --predict_file=dev-v2.0.json \\
+        --init_checkpoint=albert_base/model.ckpt-best --albert_config_file=albert_base/albert_config.json \\
         --output_dir=output/squad2
 
 Training evaluates on --predict_file every --save_checkpoints_steps and keeps the best
 checkpoint by F1 (<output_dir>/best). --do_predict writes predictions.json,
 nbest_predictions.json, null_odds.json (v2.0) and, when the file has gold answers, the official
 metrics in eval_results.json; --export_dir writes a SavedModel answering raw text. `python
-run_squad.py ...` in a checkout. See docs/squad_race.md.
+run_squad.py ...` in a checkout.
 """
 
 from absl import flags

@@ -14,6 +14,9 @@ import tempfile
 
 from absl import app
 
+from albert_cli.bundled import resolve_command_line
+from albert_cli.plain_output import plain_output
+
 
 def prefer_onednn():
     """Asks TensorFlow for its oneDNN CPU kernels unless the user chose (TF_ENABLE_ONEDNN_OPTS).
@@ -38,6 +41,7 @@ def exit_with_usage_error(error):
     sys.exit(2)
 
 
+@plain_output()
 def run_main(main, argv=None, help_module=None):
     """Runs an absl `main(argv)`; a `UsageError` or a bad flag becomes one line and exit code 2.
 
@@ -94,8 +98,8 @@ def _parse_flags_or_usage_error(argv):
     from absl import flags  # pylint: disable=g-import-not-at-top
 
     try:
-        return flags.FLAGS(argv)
-    except flags.Error as error:
+        return flags.FLAGS([argv[0], *resolve_command_line(argv[1:])])
+    except (flags.Error, ValueError) as error:
         raise UsageError(str(error)) from None
     except SystemExit as stop:
         # absl's --help, --helpfull and --helpshort print the usage, then exit with status 1:

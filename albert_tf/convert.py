@@ -16,6 +16,7 @@ from absl import flags
 
 from albert_tf.cli import UsageError, require, run_main
 from albert_tf.io_utils import atomic_directory
+from albert_tf.tensorflow_logs import quiet_tensorflow
 
 FORMATS = ("hf", "keras_hub", "tf1")
 TF1_CONFIG_NAME = "albert_config.json"
@@ -149,6 +150,7 @@ def main(argv):
 
 def console_main():
     """The `albert-convert` command (`python -m albert_tf.convert`)."""
+    quiet_tensorflow()  # before TensorFlow loads, as the run_* scripts
     run_main(main, help_module=__name__)
 
 

@@ -12,15 +12,27 @@ DirectRunner). Parallelism is the number of output shards. Needs `requirements-b
 
 import contextlib
 import json
+import logging
 import os
 import shlex
 import sys
 
-import apache_beam as beam
 from absl import flags
-from apache_beam.io.filesystem import BeamIOError, CompressionTypes
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+
+
+def _not_the_bigquery_notice(record):
+    """Beam warns as it loads, through the root logger, "apitools not found, and bigquery client
+    libraries are not available": true, and nothing to a builder that only reads and writes files."""
+    return "apitools not found" not in record.getMessage()
+
+
+logging.getLogger().addFilter(_not_the_bigquery_notice)
+import apache_beam as beam  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+from apache_beam.io.filesystem import BeamIOError, CompressionTypes  # noqa: E402  pylint: disable=wrong-import-position
+from apache_beam.io.filesystems import FileSystems  # noqa: E402  pylint: disable=wrong-import-position
+from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402  pylint: disable=wrong-import-position
+
+logging.getLogger().removeFilter(_not_the_bigquery_notice)
 
 from albert_tf.cli import require, run_main
 from data_prep.build_plan import make_plan

@@ -3,7 +3,7 @@
 Same flags, defaults, algorithm and TFRecord schema as google-research/albert's script, but
 streaming (memory bounded by `--input_chunk_bytes`, not by the corpus), parallel
 (`--num_workers`), reproducible (every random choice flows from `--random_seed`) and resumable
-(complete shards are skipped on a rerun). See docs/data.md.
+(complete shards are skipped on a rerun).
 
     python -m data_prep.create_pretraining_data --input_file=corpus.txt \\
         --output_file=train.tfrecord --spm_model_file=30k-clean.model

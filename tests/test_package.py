@@ -4,6 +4,7 @@ directory with the bundled defaults (nothing read from the checkout)."""
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 
@@ -16,20 +17,50 @@ COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-dat
             "albert-squad", "albert-race")
 
 
+# Not part of the source a wheel is built from: version control, build and run outputs, caches.
+_NOT_SOURCE = shutil.ignore_patterns(".git", "build", "dist", "output", "runs", ".cache", "__pycache__", "*.egg-info",
+                                     ".pytest_cache")
+
+
+def _source_files_only(directory, names):
+    """`shutil.copytree`'s ignore: _NOT_SOURCE and any virtual environment (the README's `.venv`)."""
+    return _NOT_SOURCE(directory, names) | {
+        name for name in names if os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))}
+
+
+def _venv_seeing_this_interpreters_packages(path):
+    """A virtual environment at `path` that also imports what this interpreter imports.
+
+    `--system-site-packages` would give it the base Python's packages, not those of the venv
+    pytest may run in: a `.pth` file adds this interpreter's site directories instead (their own
+    `.pth` files processed), after the new environment's own.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
+    python = str(path / "bin" / "python")
+    own_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    with open(os.path.join(own_site, "outer_site_packages.pth"), "w") as handle:
+        handle.write("import site; " + "; ".join(f"site.addsitedir({directory!r})" for directory in _site_dirs()) + "\n")
+
+
+def _site_dirs():
+    """This interpreter's site-packages directories (a venv's, and the base Python's if it inherits them)."""
+    return [directory for directory in site.getsitepackages() + [site.getusersitepackages()] if directory in sys.path]
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """A virtual environment with the wheel installed. It sees this interpreter's packages
-    (TensorFlow & co.), so nothing is downloaded; the wheel itself is installed without deps."""
+    (TensorFlow & co., pip), so nothing is downloaded; the wheel itself is installed without deps."""
     root = tmp_path_factory.mktemp("package")
     # Built from a clean copy: an in-tree build would reuse build/, stale files included.
     source = root / "source"
-    shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", "build", "dist", "output", "runs", ".cache", "__pycache__", "*.egg-info", ".pytest_cache"))
+    shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=_source_files_only)
     wheel_dir = root / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(wheel_dir), str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = wheel_dir.glob("albert_tf-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(root / "venv")], check=True, timeout=300)
+    _venv_seeing_this_interpreters_packages(root / "venv")
     bin_dir = root / "venv" / "bin"
     subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
                    check=True, capture_output=True, timeout=300)
@@ -53,6 +84,14 @@ def test_the_installed_package_is_not_the_checkout(venv):
     assert result.returncode == 0, result.stderr[-3000:]
     paths = result.stdout.split()
     assert len(paths) == 3 and all("site-packages" in path and not path.startswith(REPO_ROOT) for path in paths)
+
+
+@pytest.mark.slow
+def test_the_environment_sees_this_interpreters_packages(venv):
+    """Run from a venv (the README's `.venv`), `--system-site-packages` gave the base Python's instead."""
+    result = run(venv, "python", "-c", "import json, sys; print(json.dumps(sys.path))")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert set(_site_dirs()) <= set(json.loads(result.stdout)), result.stdout
 
 
 @pytest.mark.slow

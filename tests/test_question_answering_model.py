@@ -1,5 +1,7 @@
 """AlbertQuestionAnswering: the original's v1.1/v2.0 heads and losses, and starting its encoder from checkpoints."""
 
+import warnings
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -87,6 +89,24 @@ def test_v2_masks_positions_and_adds_half_the_answerability_loss(config):
                                        rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(infer_out["start_top_log_probs"][:, k],
                                    train_out["start_log_probs"][np.arange(B), starts], rtol=1e-5)
+
+
+@pytest.mark.parametrize("version_2_with_negative", [False, True])
+def test_training_warns_of_no_missing_gradient_and_keeps_the_pooler(config, version_2_with_negative):
+    """Keras warned "Gradients do not exist for variables ['pooler/kernel', 'pooler/bias']"."""
+    model = AlbertQuestionAnswering(config, version_2_with_negative=version_2_with_negative)
+    inputs = _inputs()
+    model(inputs, training=False)
+    pooler = [weight.numpy() for weight in model.albert.pooler.weights]
+    model.compile(optimizer="sgd")
+    y = {"start_positions": tf.constant([4, 0, 9]), "end_positions": tf.constant([5, 0, 9]),
+         "is_impossible": tf.constant([0.0, 1.0, 0.0])}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(inputs, y, epochs=1, batch_size=B, verbose=0)
+    assert not [str(warning.message) for warning in caught if "Gradients do not exist" in str(warning.message)]
+    assert [weight.path for weight in model.albert.pooler.weights] == ["pooler/kernel", "pooler/bias"]
+    assert all(np.array_equal(before, after.numpy()) for before, after in zip(pooler, model.albert.pooler.weights))
 
 
 def test_config_round_trip_and_mixed_precision_outputs(config):

@@ -33,6 +33,8 @@ def test_squad_v2_train_predict_and_score(tmp_path):
                        f"--predict_file={SQUAD_DEV}", f"--output_dir={output_dir}", "--num_train_epochs=0.5",
                        "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}", "--export_version=3")
     assert result.returncode == 0, result.stderr[-3000:]
+    # Keras' warnings that read as trouble: the unused pooler's missing gradients, retracing.
+    assert "Gradients do not exist" not in result.stderr and "retracing" not in result.stderr, result.stderr
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
     best = read_json(output_dir, "best_metrics.json")
     metrics = read_json(output_dir, "eval_results.json")

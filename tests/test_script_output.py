@@ -26,6 +26,8 @@ FALSE_WARNINGS = ("ran out of data", "shuffle=True", "retracing", "unrestored va
 # TensorFlow's C++ log lines ("I0000 00:00:<unix time> <thread> file:line] "); absl's Python
 # lines carry the date and time instead.
 CPP_LOG_LINE = re.compile(r"^[IWEF]0000 00:00:\d+\.\d+ +\d+ [^ \]]+:\d+\] ")
+# absl's prefix of a Python log line: severity, date, time, thread, file:line.
+ABSL_INFO_LINE = re.compile(r"^I\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^ \]]+:\d+\] ")
 LOG_PREFIX_ANYWHERE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ ")
 PROGRESS_LINE = re.compile(r"^[^:]+: \d+(/\d+)? [\w-]+, \d+\.\d [\w-]+/s, (ETA [\d:]+, )?elapsed [\d:]+(, .*)?$")
 
@@ -115,10 +117,34 @@ def check_stderr(stderr):
     cpp_lines = [CPP_LOG_LINE.sub("", line) for line in lines if CPP_LOG_LINE.match(line)]
     assert not [line for line in lines if CPP_LOG_LINE.match(line) and line[0] in "IW"], stderr
     assert not [line for line, count in collections.Counter(cpp_lines).items() if count > 1], stderr
+    assert not [line for line in lines if ABSL_INFO_LINE.match(line)], stderr
     progress_lines = [line for line in lines if "elapsed " in line]
     assert progress_lines, stderr
     for line in progress_lines:
         assert PROGRESS_LINE.match(line) and not LOG_PREFIX_ANYWHERE.search(line), line
+
+
+def test_a_scripts_info_log_lines_are_plain_and_its_warnings_keep_their_prefix():
+    code = ("from absl import logging\nfrom albert_tf.cli import run_main\n"
+            "run_main(lambda argv: logging.info('--kernels=auto: using the %r kernel set', 'cpu') or "
+            "logging.warning('a warning'))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == "--kernels=auto: using the 'cpu' kernel set", result.stderr
+    assert re.match(r"^W\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ <string>:\d+\] a warning$", result.stderr.splitlines()[1])
+
+
+def test_convert_hides_tensorflows_startup_lines(tmp_path):
+    """It printed oneDNN's, the CPU instructions' and `failed call to cuInit` lines, as the run_* scripts did not."""
+    (tmp_path / "not_a_checkpoint").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, "-m", "albert_tf.convert", f"--from={tmp_path / 'not_a_checkpoint'}",
+                             f"--to={tmp_path / 'out'}", "--format=hf"], capture_output=True, text=True, env=env,
+                            cwd=REPO, timeout=600)
+    assert result.returncode == 2 and result.stderr.startswith("error: --from"), result.stderr  # TensorFlow loaded
+    assert not [line for line in result.stderr.splitlines() if CPP_LOG_LINE.match(line) and line[0] in "IW"], \
+        result.stderr
+    assert "cuInit" not in result.stderr and "absl::InitializeLog" not in result.stderr, result.stderr
 
 
 def run_script(script, *args):
@@ -129,7 +155,7 @@ def run_script(script, *args):
 
 @pytest.mark.slow
 def test_run_classifier_and_its_rerun_print_no_false_warning(tmp_path):
-    flags = ("--do_train", "--do_eval", "--train_step=2", "--save_checkpoints_steps=1", "--max_seq_length=32",
+    flags = ("--do_train", "--do_eval", "--do_predict", "--train_step=2", "--save_checkpoints_steps=1", "--max_seq_length=32",
              "--train_batch_size=4", "--eval_batch_size=64", f"--output_dir={tmp_path}")
     first = run_script("run_classifier.py", *flags)
     assert first.returncode == 0, first.stderr

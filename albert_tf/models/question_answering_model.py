@@ -34,6 +34,9 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
                  dropout_rate=ANSWER_DROPOUT, dtype=None, kernels="reference", backbone=None, **kwargs):
         super().__init__(**kwargs)
         self.albert = backbone_for(config, dtype, kernels, backbone)
+        # The heads read `sequence_output` only: the pooler stays in the weights and checkpoints
+        # but gets no gradient, so it is not trained (nor was it in the original).
+        self.albert.pooler.trainable = False
         config = self.albert.config
         if version_2_with_negative:
             self.qa_head = AnswerabilitySpanHead(
