@@ -200,16 +200,16 @@ def in_process_model(config_file, weights_file):
     return logits
 
 
-def case_names(plan, batch, args):
-    """The cases at one batch size, in table order (`--cases` keeps a subset)."""
+def case_names(args, batch):
+    """Every case at one batch size, in table order (before `--cases` picks some)."""
     text = not args.no_text and batch <= args.text_max_batch
     names = ["in_process"]
-    for kernels in plan["exports"]:
-        names += [f"export_{kernels}"] + ([f"export_{kernels}_text"] if text else [])
-    names += list(plan["onnx"]) + list(plan["tflite"])
-    if plan["onnx"] and text:
-        names.append("ort_fp32_text")
-    return [name for name in names if not args.cases or name in args.cases.split(",")]
+    for suffix in ([] if args.no_float32_exports else [""]) + (["_bf16"] if args.bf16 else []):
+        for kernels in args.export_kernels.split(","):
+            names += [f"export_{kernels}{suffix}"] + ([f"export_{kernels}{suffix}_text"] if text else [])
+    onnx = [] if args.no_onnx else ["ort_fp32"] + ([] if args.no_int8 else ["ort_int8"])
+    names += onnx + ([] if args.no_tflite else ["tflite_fp32", "tflite_int8"])
+    return names + (["ort_fp32_text"] if onnx and text else [])
 
 
 def case_function(plan, name, batch, seq):
@@ -334,6 +334,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.worker_plan:
         return run_worker(args.worker_plan, args.worker_case, parse_shapes(args.shapes)[0], args.batch1_calls, args.warmup)
+    chosen = args.cases.split(",") if args.cases else None
+    if chosen and set(chosen) - set(case_names(args, 1)):
+        parser.error(f"--cases: no case named {', '.join(sorted(set(chosen) - set(case_names(args, 1))))}; "
+                     f"with these flags the cases are {', '.join(case_names(args, 1))}")
 
     import tensorflow as tf
 
@@ -367,7 +371,10 @@ def main(argv=None):
 
     results = {}
     for batch, seq in parse_shapes(args.shapes):
-        names = case_names(plan, batch, args)
+        names = [name for name in case_names(args, batch) if not chosen or name in chosen]
+        if not names:
+            print(f"batch {batch} x {seq}: none of --cases runs at this batch size")
+            continue
         reference = in_process_model(plan["config"], plan["weights"])(
             {key: tf.constant(value) for key, value in ids_batch(batch, seq, config.vocab_size).items()}).numpy()
         calls = args.batch1_calls if batch == 1 else 1

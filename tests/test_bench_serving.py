@@ -34,3 +34,11 @@ def test_in_process_mode_times_every_case_in_this_process(bench_serving):
     for case in results["1x8"].values():
         assert case["pids"] == [os.getpid()] and case["wall_ms"] > 0
         assert case["max_difference"] < 1e-5
+
+
+def test_an_unknown_case_is_refused_before_anything_is_built(bench_serving, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench_serving.main(TINY_ONE_CASE + ["--cases", "export_reference,ort_fp32"])
+    assert exit_info.value.code == 2
+    assert "--cases: no case named ort_fp32; with these flags the cases are in_process, export_reference" in (
+        capsys.readouterr().err)
