@@ -6,7 +6,7 @@ One `AlbertClassifier` (random weights, 2 labels) is exported with each export k
 written as an HF `AlbertForSequenceClassification` checkpoint
 (`albert_tf.interop.huggingface.save_huggingface_checkpoint`), exported to ONNX with
 `torch.onnx.export`, optimized with `onnxruntime.transformers` (float32) and, for the int8 row,
-quantized with `onnxruntime.quantization.quantize_dynamic`. Cases, in interleaved rounds per
+quantized with `onnxruntime.quantization.quantize_dynamic`. Cases, at every
 shape:
 
 - `export_<kernels>`: the export's `serve_token_ids` signature (ids in, as ORT takes them);
