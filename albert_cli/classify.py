@@ -23,6 +23,7 @@ from absl import flags, logging
 from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_version, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
+from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
@@ -245,6 +246,7 @@ def main(argv):
         except ValueError as error:
             raise UsageError(f"--train_batch_size: {error}") from None
     require_output_dir("output_dir", FLAGS.output_dir)
+    lock_output_dir("output_dir", FLAGS.output_dir)
     cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
 
     eval_sets = []

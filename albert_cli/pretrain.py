@@ -22,6 +22,7 @@ import sys
 from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
+from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
 from albert_tf.error_text import error_line
@@ -251,6 +252,8 @@ def main(argv):
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
+    lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
     config = load_config()
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "

@@ -17,6 +17,27 @@ def temporary_name(path):
     return os.path.join(directory, f".{base}.tmp-{uuid.uuid4().hex[:8]}")
 
 
+def refuse_overwriting_inputs(outputs, inputs):
+    """Raises ValueError if an output path is an input (the same file by any name, link or hard
+    link): no tool replaces what it reads. `outputs`, `inputs`: (flag, path) pairs."""
+    for output_flag, output in outputs:
+        for input_flag, source in inputs:
+            if _same_file(output, source):
+                raise ValueError(f"{output_flag}: {output!r} is also an input ({input_flag} {source!r}); "
+                                 "refusing to overwrite it")
+
+
+def _same_file(first, second):
+    if _is_remote(first) or _is_remote(second):
+        return first == second
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
 def _gfile():
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
