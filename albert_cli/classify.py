@@ -234,7 +234,12 @@ def main(argv):
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
         check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     if FLAGS.export_tflite is not None:
+        from albert_tf.serving.tflite_export import tflite_paths  # pylint: disable=g-import-not-at-top
+
         require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
+        existing = [path for path in tflite_paths(FLAGS.export_tflite) if os.path.exists(path)]
+        require(not existing, f"--export_tflite: {existing[0] if existing else ''} exists; remove it or give "
+                "another directory (a model in use is never replaced)")
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
