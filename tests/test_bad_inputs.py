@@ -944,7 +944,7 @@ def _sigterm_after(command, line_words, cwd):
                 time.sleep(0.5)
                 process.send_signal(signal.SIGTERM)
                 break
-        rest, _ = process.communicate(timeout=120)
+        _, rest = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
