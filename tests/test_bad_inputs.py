@@ -749,6 +749,15 @@ def _vocab_named_input(tmp_path):
             f"--model_prefix={tmp_path / 'c'}", "--vocab_size=100"]
 
 
+def _squad_file_named_like_an_output(tmp_path):
+    import shutil
+
+    os.makedirs(tmp_path / "out")
+    shutil.copy(os.path.join(REPO, "data", "squad", "dev-v2.0-sample.json"), tmp_path / "out" / "predictions.json")
+    return ["run_squad.py", "--do_predict", "--version_2_with_negative", f"--output_dir={tmp_path / 'out'}",
+            f"--predict_file={tmp_path / 'out' / 'predictions.json'}", f"--init_checkpoint={tmp_path / 'never_read'}"]
+
+
 def _experiment(*flags):
     def args(tmp_path):
         (tmp_path / "binary.txt").write_bytes(bytes(range(256)) * 8)
@@ -761,12 +770,14 @@ def _experiment(*flags):
 @pytest.mark.parametrize("make_args, words", [
     (_corpus_in_output_dir, ["--output_dir", "d/train.txt", "is also an input (--input_file"]),
     (_vocab_named_input, ["--model_prefix", "c.vocab", "is also an input (--input"]),
+    (_squad_file_named_like_an_output, ["--output_dir", "out/predictions.json", "is also an input (--predict_file"]),
     (_experiment("--scale=inf"), ["--scale must be a finite number > 0, got inf"]),
     (_experiment("--output_dir=/proc/albert-tf-test"), ["--output_dir: cannot write to /proc/albert-tf-test"]),
     (_experiment("--corpus_file={tmp}/binary.txt"), ["--corpus_file", "binary.txt is not UTF-8 text"]),
     (_experiment("--corpus_file={tmp}/corpus_dir"), ["--corpus_file", "corpus_dir is a directory"]),
-], ids=["split_corpus-into-its-input", "spm-vocab-named-input", "experiments-scale-inf",
-        "experiments-unwritable-output", "experiments-binary-corpus", "experiments-directory-corpus"])
+], ids=["split_corpus-into-its-input", "spm-vocab-named-input", "squad-predict-file-named-like-an-output",
+        "experiments-scale-inf", "experiments-unwritable-output", "experiments-binary-corpus",
+        "experiments-directory-corpus"])
 def test_issue40_bad_input_rows(tmp_path, make_args, words):
     args = make_args(tmp_path)
     before = file_hashes(tmp_path)
