@@ -238,8 +238,8 @@ def main(argv):
 
         require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
         existing = [path for path in tflite_paths(FLAGS.export_tflite) if os.path.exists(path)]
-        require(not existing, f"--export_tflite: {existing[0] if existing else ''} exists; remove it or give "
-                "another directory (a model in use is never replaced)")
+        require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
+                "directory (a model in use is never replaced)")
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)

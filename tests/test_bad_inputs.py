@@ -963,6 +963,7 @@ def _sigterm_after(command, line_words, cwd):
     return process.returncode, "".join(seen) + rest
 
 
+@pytest.mark.slow
 def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
     import tensorflow as tf
 
@@ -978,6 +979,7 @@ def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
     assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing"])
 
 
+@pytest.mark.slow
 def test_sigterm_during_the_bundled_data_build_leaves_nothing_half_written(tmp_path):
     code, stderr = _sigterm_after([sys.executable, os.path.join(REPO, "run_pretraining.py"), "--num_train_steps=1",
                                    f"--output_dir={tmp_path / 'out'}"], ["building the train data"], cwd=tmp_path)
