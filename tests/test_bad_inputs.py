@@ -758,6 +758,12 @@ def _squad_file_named_like_an_output(tmp_path):
             f"--predict_file={tmp_path / 'out' / 'predictions.json'}", f"--init_checkpoint={tmp_path / 'never_read'}"]
 
 
+def _litert_model_in_use(tmp_path):
+    os.makedirs(tmp_path / "tflite")
+    (tmp_path / "tflite" / "classifier_float32.tflite").write_bytes(b"served")
+    return ["run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}"]
+
+
 def _experiment(*flags):
     def args(tmp_path):
         (tmp_path / "binary.txt").write_bytes(bytes(range(256)) * 8)
@@ -771,11 +777,13 @@ def _experiment(*flags):
     (_corpus_in_output_dir, ["--output_dir", "d/train.txt", "is also an input (--input_file"]),
     (_vocab_named_input, ["--model_prefix", "c.vocab", "is also an input (--input"]),
     (_squad_file_named_like_an_output, ["--output_dir", "out/predictions.json", "is also an input (--predict_file"]),
+    (_litert_model_in_use, ["--export_tflite", "classifier_float32.tflite exists", "never replaced"]),
     (_experiment("--scale=inf"), ["--scale must be a finite number > 0, got inf"]),
     (_experiment("--output_dir=/proc/albert-tf-test"), ["--output_dir: cannot write to /proc/albert-tf-test"]),
     (_experiment("--corpus_file={tmp}/binary.txt"), ["--corpus_file", "binary.txt is not UTF-8 text"]),
     (_experiment("--corpus_file={tmp}/corpus_dir"), ["--corpus_file", "corpus_dir is a directory"]),
 ], ids=["split_corpus-into-its-input", "spm-vocab-named-input", "squad-predict-file-named-like-an-output",
+        "litert-model-in-use",
         "experiments-scale-inf", "experiments-unwritable-output", "experiments-binary-corpus",
         "experiments-directory-corpus"])
 def test_issue40_bad_input_rows(tmp_path, make_args, words):
