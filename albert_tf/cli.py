@@ -3,7 +3,8 @@
 Bad input is the user's problem to fix, not a crash: scripts raise `UsageError`, the library
 ValueError or FileNotFoundError, with a message that names the flag, file or field and what was
 expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
-Library modules never import this one.
+SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way out), one line and
+exit status 143. Library modules never import this one.
 """
 
 import errno

@@ -971,6 +971,26 @@ def _sigterm_after(command, line_words, cwd):
     return process.returncode, "".join(seen) + rest
 
 
+SIGTERM_WHILE_WRITING = """
+import os, sys, time
+from albert_tf.cli import run_main
+from albert_tf.io_utils import atomic_open
+def main(argv):
+    with atomic_open(os.path.join(sys.argv[1], "out.txt")) as handle:
+        handle.write("half")
+        handle.flush()
+        print("writing", file=sys.stderr, flush=True)
+        time.sleep(120)
+run_main(main, argv=sys.argv[:1])
+"""
+
+
+def test_sigterm_in_any_script_is_one_line_exit_143_and_removes_partial_files(tmp_path):
+    code, stderr = _sigterm_after([sys.executable, "-c", SIGTERM_WHILE_WRITING, str(tmp_path)], ["writing"], cwd=REPO)
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+    assert os.listdir(tmp_path) == []  # not even the hidden temporary file
+
+
 @pytest.mark.slow
 def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
     import tensorflow as tf
