@@ -23,6 +23,7 @@ from absl import flags, logging
 from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_version, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
+from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
                            require_positive_finite, run_main)
@@ -233,7 +234,12 @@ def main(argv):
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
         check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     if FLAGS.export_tflite is not None:
+        from albert_tf.serving.tflite_export import tflite_paths  # pylint: disable=g-import-not-at-top
+
         require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
+        existing = [path for path in tflite_paths(FLAGS.export_tflite) if os.path.exists(path)]
+        require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
+                "directory (a model in use is never replaced)")
     tokenizer, config = load_tokenizer_and_config(FLAGS)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
@@ -245,6 +251,7 @@ def main(argv):
         except ValueError as error:
             raise UsageError(f"--train_batch_size: {error}") from None
     require_output_dir("output_dir", FLAGS.output_dir)
+    lock_output_dir("output_dir", FLAGS.output_dir)
     cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
 
     eval_sets = []

@@ -3,6 +3,7 @@
 import os
 
 from albert_cli.export_version import check_export_version_is_new
+from albert_cli.output_lock import lock_output_dir
 from albert_tf.cli import UsageError, require, require_output_dir
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization import AlbertTokenizer
@@ -59,6 +60,7 @@ def start_task_run(flag_values):
         raise UsageError(f"--strategy: {error}") from None
     cache_dir = flag_values.cached_dir or os.path.join(flag_values.output_dir, "features")
     require_output_dir("output_dir", flag_values.output_dir)
+    lock_output_dir("output_dir", flag_values.output_dir)
     if flag_values.export_dir is not None:
         require_output_dir("export_dir", flag_values.export_dir, create=False)
         check_export_version_is_new(flag_values.export_dir, flag_values.export_version)

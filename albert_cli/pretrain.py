@@ -24,8 +24,10 @@ import sys
 from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
+from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
-from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
+from albert_tf.cli import (TERMINATED_EXIT_CODE, UsageError, prefer_onednn, require, require_output_dir,
+                           run_main)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
@@ -35,9 +37,6 @@ prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
 
 SUMMARY_FILE = "pretraining_summary.json"
-# Exit status after a SIGTERM stop (128 + 15, what the signal itself would give): the run is
-# incomplete but saved; rerunning the same command resumes it.
-PREEMPTED_EXIT_CODE = 143
 
 # --- The original's flags (defaults: the bundled tiny run; the original's are in the help and
 # in configs/pretraining_paper.flags).
@@ -218,7 +217,7 @@ def sigterm_stops(what):
         sys.stderr.write(f"stopped by SIGTERM during {what}; checkpoints in {FLAGS.output_dir} are complete; "
                          "run again (--do_train=false to only evaluate)\n")
         sys.stderr.flush()
-        os._exit(PREEMPTED_EXIT_CODE)  # pylint: disable=protected-access  (no TF teardown mid-op)
+        os._exit(TERMINATED_EXIT_CODE)  # pylint: disable=protected-access  (no TF teardown mid-op)
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
@@ -253,6 +252,8 @@ def main(argv):
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
+    lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
     config = load_config()
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "
@@ -349,7 +350,7 @@ def main(argv):
         if outcome["stopped_by"]:
             sys.stderr.write(f"stopped by {outcome['stopped_by']} at step {outcome['step']}; checkpoint saved in "
                              f"{FLAGS.output_dir}; run the same command again to resume\n")
-            sys.exit(PREEMPTED_EXIT_CODE)
+            sys.exit(TERMINATED_EXIT_CODE)
     if FLAGS.do_eval and summary.get("eval", {}).get("step") != trainer.step:
         evaluate()
     run.write_summary(summary, SUMMARY_FILE)

@@ -13,7 +13,7 @@ from albert_tf.cli import (UsageError, load_init_checkpoint, require,
 from albert_tf.distribute import per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics
 from albert_tf.glue.training import build_optimizer
-from albert_tf.io_utils import write_json
+from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.kernels import choose
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
@@ -22,6 +22,8 @@ from albert_tf.squad.examples import load_squad_json, read_squad_examples
 from albert_tf.squad.prediction import answer_and_score, raw_results
 
 FLAGS = flags.FLAGS
+# What --do_predict writes into --output_dir.
+PREDICTION_FILES = ("predictions.json", "nbest_predictions.json", "null_odds.json", "eval_results.json")
 
 
 def check_flags():
@@ -42,6 +44,9 @@ def check_flags():
             "--start_n_top and --end_n_top must not exceed --max_seq_length")
     for name in ("spm_model_file", "albert_config_file"):
         require(tf.io.gfile.exists(FLAGS[name].value), f"--{name}: {FLAGS[name].value} does not exist")
+    refuse_overwriting_inputs([("--output_dir", os.path.join(FLAGS.output_dir, name)) for name in PREDICTION_FILES],
+                              [(f"--{name}", FLAGS[name].value) for name in ("train_file", "predict_file")
+                               if FLAGS[name].value])
 
 
 class SquadData:

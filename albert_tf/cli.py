@@ -3,19 +3,26 @@
 Bad input is the user's problem to fix, not a crash: scripts raise `UsageError`, the library
 ValueError or FileNotFoundError, with a message that names the flag, file or field and what was
 expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
-Library modules never import this one.
+SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way out), one line and
+exit status 143. Library modules never import this one.
 """
 
 import errno
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 
 from absl import app
 
 from albert_cli.bundled import resolve_command_line
 from albert_cli.plain_output import plain_output
+from albert_tf.error_text import error_line
+
+# Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
+TERMINATED_EXIT_CODE = 143
 
 
 def prefer_onednn():
@@ -31,6 +38,16 @@ def prefer_onednn():
 
 class UsageError(Exception):
     """Bad input from the user (flag, file or field): reported as one line, exit status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the `finally` blocks on the way out remove partial
+    outputs (a BaseException, as KeyboardInterrupt: `except Exception` does not swallow it)."""
+
+
+def _raise_terminated(signum, frame):
+    del signum, frame
+    raise Terminated()
 
 
 def exit_with_usage_error(error):
@@ -54,6 +71,8 @@ def run_main(main, argv=None, help_module=None):
     def guarded(args):
         try:
             return main(args)
+        except Terminated:
+            exit_terminated()
         except (UsageError, ValueError, FileNotFoundError) as error:
             # The library's bad-input errors name the setting (by its flag) and what was expected.
             exit_with_usage_error(error)
@@ -62,11 +81,26 @@ def run_main(main, argv=None, help_module=None):
                 raise
             exit_with_usage_error(disk_full_message(error))
 
+    # SIGTERM (a stop, a preemption) unwinds like an error: partial outputs are removed, one line.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     # absl would print its whole usage text for a bad flag; one line names the flag instead.
     try:
         app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
     except UsageError as error:
         exit_with_usage_error(error)
+    except Terminated:
+        exit_terminated()
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def exit_terminated():
+    """One line for a SIGTERM stop, exit status 143."""
+    sys.stderr.write("stopped by SIGTERM; no partial output was kept; run the same command again\n")
+    sys.stderr.flush()
+    sys.exit(TERMINATED_EXIT_CODE)
 
 
 _DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
@@ -82,7 +116,7 @@ def is_disk_full(error):
 def disk_full_message(error):
     """"no space left on device writing X": the file when the error names it."""
     target = getattr(error, "filename", None)
-    detail = f"writing {target}" if target else f"({' '.join(str(error).split())[:300]})"
+    detail = f"writing {target}" if target else f"({error_line(error)})"
     return f"no space left on device {detail}; free some space and run the same command again"
 
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
-from albert_tf.io_utils import remove_checkpoint_partials, write_json
+from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
 from albert_tf.resume_check import cannot_resume, check_resumable, mismatches
 
@@ -93,7 +93,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         if not all(math.isfinite(value) for value in metrics.values() if isinstance(value, float)):
             self._diverged(f"non-finite dev metrics at step {step}: {metrics}")
         self.history.append({"step": step, **metrics})
-        self.manager.save(checkpoint_number=step)
+        save_checkpoint(self.manager, step)
         logging.info("step %d: %s", step, ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
         score = metrics[self.selection_metric]
         if self.best is None or score > self.best["metrics"][self.selection_metric]:

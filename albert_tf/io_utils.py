@@ -5,9 +5,12 @@ imported only then, so light processes (the data builder's workers) never pay fo
 """
 
 import contextlib
+import glob
 import json
 import os
 import shutil
+import signal
+import threading
 import uuid
 
 
@@ -15,6 +18,27 @@ def temporary_name(path):
     """A hidden sibling name for `path` (`.<name>.tmp-<hex>`) that globs of final names never match."""
     directory, base = os.path.split(path)
     return os.path.join(directory, f".{base}.tmp-{uuid.uuid4().hex[:8]}")
+
+
+def refuse_overwriting_inputs(outputs, inputs):
+    """Raises ValueError if an output path is an input (the same file by any name, link or hard
+    link): no tool replaces what it reads. `outputs`, `inputs`: (flag, path) pairs."""
+    for output_flag, output in outputs:
+        for input_flag, source in inputs:
+            if _same_file(output, source):
+                raise ValueError(f"{output_flag}: {output!r} is also an input ({input_flag} {source!r}); "
+                                 "refusing to overwrite it")
+
+
+def _same_file(first, second):
+    if _is_remote(first) or _is_remote(second):
+        return first == second
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet)
+        return False
 
 
 def _gfile():
@@ -32,16 +56,55 @@ def atomic_output(path):
     """Yields a temporary path to write to (a file or a directory); renames it to `path` only if
     the block succeeds, and removes it otherwise, so the error that stopped the block is the
     one that propagates (a full disk stays "No space left on device")."""
-    tmp = temporary_name(path)
-    remote = _is_remote(path)
-    try:
+    with atomic_outputs([path]) as (tmp,):
         yield tmp
-        if remote:
-            _gfile().rename(tmp, path, overwrite=True)
-        else:
-            os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def atomic_outputs(paths):
+    """`atomic_output` for outputs that belong together (an encoder and its preprocessing): once
+    the block succeeds all are renamed into place, SIGTERM held back meanwhile; a rename that
+    fails (the name was taken meanwhile) undoes the others, so all appear or none."""
+    temporaries = [temporary_name(path) for path in paths]
+    try:
+        yield temporaries
+        with sigterm_deferred():
+            _rename_all(temporaries, paths)
     finally:
-        _remove_quietly(tmp, remote)
+        for tmp in temporaries:
+            _remove_quietly(tmp, _is_remote(tmp))
+
+
+def _rename_all(sources, destinations):
+    placed = []
+    try:
+        for source, destination in zip(sources, destinations):
+            if _is_remote(destination):
+                _gfile().rename(source, destination, overwrite=True)
+            else:
+                os.replace(source, destination)  # a directory onto a non-empty one fails: never merged
+            placed.append(destination)
+    except BaseException:
+        for destination in placed:
+            _remove_quietly(destination, _is_remote(destination))
+        raise
+
+
+@contextlib.contextmanager
+def sigterm_deferred():
+    """A SIGTERM that arrives during the block takes effect when it ends (main thread only: Python
+    runs signal handlers there; elsewhere the block runs unguarded)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if received:
+            signal.raise_signal(signal.SIGTERM)
 
 
 def _remove_quietly(path, remote):
@@ -104,3 +167,19 @@ def remove_checkpoint_partials(directory):
     for path in partials:
         shutil.rmtree(path, ignore_errors=True)
     return partials
+
+
+def save_checkpoint(manager, step):
+    """`manager.save(checkpoint_number=step)` (a `tf.train.CheckpointManager`); a save that fails (a
+    full disk) or is stopped leaves nothing: TensorFlow would leave `<prefix>-<step>_temp/` and
+    partial `<prefix>-<step>.*` files, which keep the disk full. Local directories only are cleaned."""
+    try:
+        return manager.save(checkpoint_number=step)
+    except BaseException:
+        kept = set(manager.checkpoints)
+        if not _is_remote(manager.directory):
+            for path in glob.glob(os.path.join(glob.escape(manager.directory), f"*-{step}[._]*")):
+                prefix = path.split(f"-{step}", 1)[0] + f"-{step}"
+                if prefix not in kept and (path == prefix + "_temp" or path.startswith(prefix + ".")):
+                    _remove_quietly(path, remote=False)
+        raise

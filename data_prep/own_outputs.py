@@ -8,9 +8,9 @@ it, or is a statistics summary.
 """
 
 import json
-import os
 import struct
 
+from albert_tf.io_utils import refuse_overwriting_inputs
 from data_prep.file_access import sidecar_name
 from data_prep.tfrecord import masked_crc32c
 
@@ -19,12 +19,9 @@ STATS_SUFFIX = ".stats.json"
 
 def require_no_overlap(input_paths, output_paths):
     """Raises ValueError if an output (or its sidecar) is one of the inputs."""
-    inputs = {os.path.realpath(path): path for path in input_paths}
-    for output in output_paths:
-        for path in (output, sidecar_name(output, STATS_SUFFIX)):
-            if os.path.realpath(path) in inputs:
-                raise ValueError(f"--output_file: {path!r} is also an input (--input_file "
-                                 f"{inputs[os.path.realpath(path)]!r}); refusing to overwrite the corpus")
+    refuse_overwriting_inputs(
+        [("--output_file", path) for output in output_paths for path in (output, sidecar_name(output, STATS_SUFFIX))],
+        [("--input_file", path) for path in input_paths])
 
 
 def is_builder_file(files, path):

@@ -20,7 +20,7 @@ import re
 from absl import flags
 
 from albert_tf.cli import require, run_main
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 
 # A sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital,
 # digit or opening quote/bracket; not after the abbreviations of titles.
@@ -68,6 +68,9 @@ def split_corpus(input_file, output_dir, heldout_fraction, one_document_per_file
         if not matches or not all(os.path.isfile(match) for match in matches):
             raise FileNotFoundError(f"--input_file: {pattern!r} matches no file")
         paths.extend(matches)
+    outputs = {split: os.path.join(output_dir, f"{split}.txt") for split in ("train", "heldout")}
+    refuse_overwriting_inputs([("--output_dir", path) for path in outputs.values()],
+                              [("--input_file", path) for path in paths])
     documents = [document for path in paths for document in read_documents(path, one_document_per_file)]
     if not documents:
         raise ValueError(f"--input_file: {input_file} has no text")
@@ -82,7 +85,7 @@ def split_corpus(input_file, output_dir, heldout_fraction, one_document_per_file
             splits[split].append([s for paragraph in part for s in split_sentences(paragraph)])
     counts = {"documents": len(documents)}
     for split, docs in splits.items():
-        with atomic_open(os.path.join(output_dir, f"{split}.txt")) as handle:
+        with atomic_open(outputs[split]) as handle:
             handle.write("\n\n".join("\n".join(doc) for doc in docs) + "\n")
         counts[split] = sum(len(doc) for doc in docs)
     return counts

@@ -22,7 +22,7 @@ import sentencepiece as spm
 from absl import flags
 
 from albert_tf.cli import require, run_main
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 from albert_tf.progress import Progress
 from albert_tf.tokenization import preprocess_text
 
@@ -154,6 +154,8 @@ def main(argv):
         f"--model_prefix: directory {directory!r} does not exist",
     )
     paths = expand_inputs(FLAGS.input)
+    refuse_overwriting_inputs([("--model_prefix", FLAGS.model_prefix + suffix) for suffix in (".model", ".vocab")],
+                              [("--input", path) for path in paths])
     model_proto = train(
         paths,
         FLAGS.vocab_size,

@@ -2,6 +2,7 @@
 no traceback, nothing lost or half-written. Each case is small; subprocesses only where the exit
 code is the point."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -508,14 +509,16 @@ from albert_tf.cli import run_main
 def main(argv):
     if sys.argv[-1] == "tf":
         import tensorflow as tf
-        raise tf.errors.UnknownError(None, None, "model.ckpt.data-00000-of-00001; No space left on device")
+        raise tf.errors.UnknownError(None, None, "{{function_node __wrapped__SaveV2_dtypes_3_device_/job:localhost/"
+                                     "replica:0/task:0/device:CPU:0}} ckpt-2_temp/part-00000-of-00001.data-00000-of-"
+                                     "00001.tempstate1; No space left on device [Op:SaveV2]")
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out/model.ckpt.index")
 run_main(main, argv=sys.argv[:1])
 """
 
 
 @pytest.mark.parametrize("kind, words", [("os", "no space left on device writing out/model.ckpt.index"),
-                                         ("tf", "no space left on device (model.ckpt.data-00000-of-00001")])
+                                         ("tf", "no space left on device (ckpt-2_temp/part-00000-of-00001")])
 def test_a_full_disk_is_one_line_and_exit_2(kind, words):
     code, stderr = run_script("-c", DISK_FULL_SCRIPT, kind)
     assert_one_line_error(code, stderr, words)
@@ -698,3 +701,317 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"best model .* does not fit this task and config \(2 variable\(s\) differ"):
         evaluated_training.restore_best(_tiny_classifier(3), str(tmp_path))
     evaluated_training.restore_best(_tiny_classifier(1), str(tmp_path))
+
+
+# --- issue 40: no input overwritten, one run per output directory, nothing half-written -------
+# Each row: what to run, the exit status, the words of its one line; every row also checks that
+# the files it found are unchanged (the inputs' hashes) and that it left nothing new behind.
+
+def file_hashes(directory):
+    """{path under `directory`: sha256 of the file, None for a directory}, hidden files included."""
+    import hashlib
+
+    hashes = {}
+    for root, dirs, files in os.walk(directory):
+        for name in dirs:
+            hashes[os.path.relpath(os.path.join(root, name), directory)] = None
+        for name in files:
+            with open(os.path.join(root, name), "rb") as handle:
+                hashes[os.path.relpath(os.path.join(root, name), directory)] = hashlib.sha256(handle.read()).hexdigest()
+    return hashes
+
+
+def assert_inputs_kept_and_nothing_left(directory, before, allowed=()):
+    after = file_hashes(directory)
+    assert {path: digest for path, digest in after.items() if path in before} == before  # inputs unchanged
+    assert sorted(set(after) - set(before) - set(allowed)) == []  # nothing left behind
+
+
+def assert_one_line(code, stderr, status, *words):
+    """`assert_one_line_error` for exit 2; for 143 (SIGTERM) the same without the `error: ` prefix."""
+    if status == 2:
+        return assert_one_line_error(code, stderr, *words)
+    assert code == status and "Traceback" not in stderr, stderr[-3000:]
+    last = stderr.strip().splitlines()[-1]
+    assert all(word in last for word in words), last
+
+
+def _corpus_in_output_dir(tmp_path):
+    os.makedirs(tmp_path / "d")
+    write_corpus(tmp_path / "d" / "train.txt")
+    return ["-m", "data_prep.split_corpus", f"--input_file={tmp_path / 'd' / 'train.txt'}",
+            f"--output_dir={tmp_path / 'd'}"]
+
+
+def _vocab_named_input(tmp_path):
+    write_corpus(tmp_path / "c.vocab")
+    return ["-m", "data_prep.train_sentencepiece", f"--input={tmp_path / 'c.vocab'}",
+            f"--model_prefix={tmp_path / 'c'}", "--vocab_size=100"]
+
+
+def _squad_file_named_like_an_output(tmp_path):
+    import shutil
+
+    os.makedirs(tmp_path / "out")
+    shutil.copy(os.path.join(REPO, "data", "squad", "dev-v2.0-sample.json"), tmp_path / "out" / "predictions.json")
+    return ["run_squad.py", "--do_predict", "--version_2_with_negative", f"--output_dir={tmp_path / 'out'}",
+            f"--predict_file={tmp_path / 'out' / 'predictions.json'}", f"--init_checkpoint={tmp_path / 'never_read'}"]
+
+
+def _litert_model_in_use(tmp_path):
+    os.makedirs(tmp_path / "tflite")
+    (tmp_path / "tflite" / "classifier_float32.tflite").write_bytes(b"served")
+    return ["run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}"]
+
+
+def _experiment(*flags):
+    def args(tmp_path):
+        (tmp_path / "binary.txt").write_bytes(bytes(range(256)) * 8)
+        os.makedirs(tmp_path / "corpus_dir")
+        return ["-m", "albert_cli.experiments", "sharing", f"--output_dir={tmp_path / 'out'}",
+                *[flag.format(tmp=tmp_path) for flag in flags]]
+    return args
+
+
+@pytest.mark.parametrize("make_args, words", [
+    (_corpus_in_output_dir, ["--output_dir", "d/train.txt", "is also an input (--input_file"]),
+    (_vocab_named_input, ["--model_prefix", "c.vocab", "is also an input (--input"]),
+    (_squad_file_named_like_an_output, ["--output_dir", "out/predictions.json", "is also an input (--predict_file"]),
+    (_litert_model_in_use, ["--export_tflite", "classifier_float32.tflite exists", "never replaced"]),
+    (_experiment("--scale=inf"), ["--scale must be a finite number > 0, got inf"]),
+    (_experiment("--output_dir=/proc/albert-tf-test"), ["--output_dir: cannot write to /proc/albert-tf-test"]),
+    (_experiment("--corpus_file={tmp}/binary.txt"), ["--corpus_file", "binary.txt is not UTF-8 text"]),
+    (_experiment("--corpus_file={tmp}/corpus_dir"), ["--corpus_file", "corpus_dir is a directory"]),
+], ids=["split_corpus-into-its-input", "spm-vocab-named-input", "squad-predict-file-named-like-an-output",
+        "litert-model-in-use",
+        "experiments-scale-inf", "experiments-unwritable-output", "experiments-binary-corpus",
+        "experiments-directory-corpus"])
+def test_issue40_bad_input_rows(tmp_path, make_args, words):
+    args = make_args(tmp_path)
+    before = file_hashes(tmp_path)
+    code, stderr = run_script(*args)
+    assert_one_line(code, stderr, 2, *words)
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
+def test_experiment_scale_must_be_finite_and_positive(value):
+    from albert_cli.experiments.setup import Setup
+
+    with pytest.raises(ValueError, match=f"--scale must be a finite number > 0, got {value}"):
+        Setup(output_dir="unused").scaled(float(value))
+
+
+def test_experiment_corpus_that_it_would_write_is_refused(tmp_path):
+    from albert_cli.experiments.setup import Setup
+
+    os.makedirs(tmp_path / "out" / "data")
+    corpus = write_corpus(tmp_path / "out" / "data" / "train.txt")
+    with pytest.raises(ValueError, match="--output_dir: .*train.txt' is also an input \\(--corpus_file"):
+        Setup(output_dir=str(tmp_path / "out"), corpus_file=corpus).check()
+
+
+HOLD_LOCK = ("import sys, time; from albert_cli.output_lock import lock_output_dir; "
+             "lock_output_dir('output_dir', sys.argv[1]); print('locked', flush=True); time.sleep(600)")
+
+
+@contextlib.contextmanager
+def lock_held(directory):
+    """A process that holds `directory`'s run lock while the block runs; yields it."""
+    os.makedirs(directory, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(directory)], cwd=REPO, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _pretraining_run(tmp_path):
+    from pretraining_test_data import small_run_flags
+
+    return ["run_pretraining.py", *small_run_flags(tmp_path, str(tmp_path / "out"))]
+
+
+@pytest.mark.parametrize("make_args", [
+    _pretraining_run,
+    lambda tmp_path: ["run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}"],
+    lambda tmp_path: ["run_squad.py", "--do_predict", f"--output_dir={tmp_path / 'out'}",
+                      f"--predict_file={os.path.join(REPO, 'data', 'squad', 'dev-v2.0-sample.json')}",
+                      "--version_2_with_negative", f"--init_checkpoint={tmp_path / 'never_read'}"],
+    lambda tmp_path: ["-m", "albert_cli.experiments", "sharing", f"--output_dir={tmp_path / 'out'}"],
+], ids=["run_pretraining", "run_classifier", "run_squad", "experiments"])
+def test_a_second_run_on_one_output_dir_is_refused_naming_the_first(tmp_path, make_args):
+    args = make_args(tmp_path)
+    with lock_held(tmp_path / "out") as holder:
+        before = file_hashes(tmp_path)
+        code, stderr = run_script(*args)
+    assert_one_line(code, stderr, 2, f"--output_dir {tmp_path / 'out'} is in use by another run",
+                    f"pid {holder.pid} on host", "since")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
+    from albert_cli.output_lock import LOCK_FILE, lock_output_dir
+
+    with lock_held(tmp_path) as holder:
+        holder.kill()  # kill -9: the kernel drops its lock, its lock file stays
+        holder.wait()
+        lock_output_dir("output_dir", str(tmp_path))
+    assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
+
+
+@contextlib.contextmanager
+def file_size_limit(limit):
+    """Writes past `limit` bytes fail (EFBIG, as a full disk fails them): RLIMIT_FSIZE, no root needed."""
+    import resource
+    import signal
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an error, not the signal's kill
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+def test_a_failed_checkpoint_save_leaves_no_partial_checkpoint(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf.io_utils import save_checkpoint
+
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(tf.zeros([100_000]))), str(tmp_path), 3)
+    save_checkpoint(manager, 1)
+    before = file_hashes(tmp_path)
+    with pytest.raises(tf.errors.OpError, match="File too large"), file_size_limit(100_000):
+        save_checkpoint(manager, 2)  # TensorFlow alone leaves ckpt-2_temp/
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+    assert manager.latest_checkpoint == str(tmp_path / "ckpt-1")
+
+
+def _modules():
+    import tensorflow as tf
+
+    small, large = tf.Module(), tf.Module()
+    small.v, large.v = tf.Variable(tf.zeros([4])), tf.Variable(tf.zeros([100_000]))
+    return small, large
+
+
+def test_an_export_pair_appears_whole_or_not_at_all(tmp_path):
+    from albert_tf.serving.versioned_dir import save_versioned_together
+
+    small, large = _modules()
+    models = [(small, str(tmp_path / "preprocessing"), None), (large, str(tmp_path / "encoder"), None)]
+    with pytest.raises(Exception, match="File too large"), file_size_limit(100_000):
+        save_versioned_together(models, version=5)  # the small one is written, the large one fails
+    assert file_hashes(tmp_path) == {"preprocessing": None, "encoder": None}
+    assert save_versioned_together(models, version=5) == [str(tmp_path / "preprocessing" / "5"),
+                                                          str(tmp_path / "encoder" / "5")]
+
+
+def test_an_export_version_written_meanwhile_is_one_error_and_kept(tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    from albert_tf.serving import versioned_dir
+
+    save = tf.saved_model.save
+
+    def save_while_another_export_finishes(module, path, signatures=None):
+        save(module, path, signatures=signatures)
+        os.makedirs(tmp_path / "7")
+        (tmp_path / "7" / "saved_model.pb").write_bytes(b"the other export's")
+
+    monkeypatch.setattr(versioned_dir.tf.saved_model, "save", save_while_another_export_finishes)
+    with pytest.raises(ValueError, match=f"export version 7: {tmp_path / '7'} exists .* nothing of this one was kept"):
+        versioned_dir.save_versioned(_modules()[0], str(tmp_path), version=7)
+    assert sorted(file_hashes(tmp_path)) == ["7", "7/saved_model.pb"]  # no hidden staging folder left
+    assert (tmp_path / "7" / "saved_model.pb").read_bytes() == b"the other export's"
+
+
+def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypatch):
+    from albert_tf.serving import tflite_export
+
+    sizes = {"float32": 200_000, "dynamic_int8": 50_000}  # written in the other order
+    monkeypatch.setattr(tflite_export, "tflite_classifier", lambda classifier, quantization: b"x" * sizes[quantization])
+    (tmp_path / "classifier_dynamic_int8.tflite").write_bytes(b"in use")
+    before = file_hashes(tmp_path)
+    with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
+        tflite_export.export_tflite(None, str(tmp_path))
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+    os.remove(tmp_path / "classifier_dynamic_int8.tflite")
+    with pytest.raises(Exception, match="File too large"), file_size_limit(100_000):
+        tflite_export.export_tflite(None, str(tmp_path), quantizations=("dynamic_int8", "float32"))
+    assert os.listdir(tmp_path) == []
+
+
+def _sigterm_after(command, line_words, cwd):
+    """Runs `command`, sends SIGTERM once a stderr line holds all of `line_words`; returns (code, stderr)."""
+    import signal
+    import time
+
+    process = subprocess.Popen(command, cwd=cwd, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen = []
+    try:
+        for line in process.stderr:
+            seen.append(line)
+            if all(word in line for word in line_words):
+                time.sleep(0.5)
+                process.send_signal(signal.SIGTERM)
+                break
+        _, rest = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, "".join(seen) + rest
+
+
+SIGTERM_WHILE_WRITING = """
+import os, sys, time
+from albert_tf.cli import run_main
+from albert_tf.io_utils import atomic_open
+def main(argv):
+    with atomic_open(os.path.join(sys.argv[1], "out.txt")) as handle:
+        handle.write("half")
+        handle.flush()
+        print("writing", file=sys.stderr, flush=True)
+        time.sleep(120)
+run_main(main, argv=sys.argv[:1])
+"""
+
+
+def test_sigterm_in_any_script_is_one_line_exit_143_and_removes_partial_files(tmp_path):
+    code, stderr = _sigterm_after([sys.executable, "-c", SIGTERM_WHILE_WRITING, str(tmp_path)], ["writing"], cwd=REPO)
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+    assert os.listdir(tmp_path) == []  # not even the hidden temporary file
+
+
+@pytest.mark.slow
+def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf import AlbertConfig, AlbertModel
+
+    config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json"))
+    checkpoint = tf.train.Checkpoint(model=AlbertModel(config)).write(str(tmp_path / "ckpt"))
+    before = file_hashes(tmp_path)
+    code, stderr = _sigterm_after([sys.executable, "export_encoder.py", f"--init_checkpoint={checkpoint}",
+                                   f"--export_dir={tmp_path / 'hub'}", "--export_version=5"],
+                                  ["writing the SavedModel", "started"], cwd=REPO)
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+    assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing"])
+
+
+@pytest.mark.slow
+def test_sigterm_during_the_bundled_data_build_leaves_nothing_half_written(tmp_path):
+    code, stderr = _sigterm_after([sys.executable, os.path.join(REPO, "run_pretraining.py"), "--num_train_steps=1",
+                                   f"--output_dir={tmp_path / 'out'}"], ["building the train data"], cwd=tmp_path)
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM")
+    left = file_hashes(tmp_path)
+    assert not [path for path in left if ".tmp-" in path or path.endswith("_temp")], left
+    assert not any(path.endswith(".tfrecord") for path in left), left  # the first one was still being built

@@ -18,7 +18,7 @@ def _run(args):
 @pytest.mark.parametrize("args, expected", [
     (["nope"], "<name> is one of layer_transitions, size_and_speed"),
     (["sharing", "--corpus_file=/no/such/corpus.txt"], "--corpus_file: /no/such/corpus.txt does not exist"),
-    (["sharing", "--scale=0"], "--scale must be > 0"),
+    (["sharing", "--scale=0"], "--scale must be a finite number > 0"),
     (["sharing", "--glue_data_dir=/no/glue"], "--glue_data_dir: /no/glue/MRPC does not exist"),
     (["sharing", "--speed_models=bert_base"], "--speed_models applies to size_and_speed only"),
     (["layer_transitions", "--init_checkpoint=/tmp/x"], "--init_checkpoint needs --albert_config_file"),

@@ -13,7 +13,8 @@ import sys
 
 from absl import flags
 
-from albert_tf.cli import UsageError, prefer_onednn, require, run_main
+from albert_cli.output_lock import lock_output_dir
+from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
 from albert_tf.tensorflow_logs import quiet_tensorflow
 from albert_cli.experiments import EXPERIMENTS
 
@@ -86,6 +87,8 @@ def main(argv):
     module = importlib.import_module(f"albert_cli.experiments.{name}")
     setup = make_setup(name, module)
     kwargs = run_kwargs(name)
+    require_output_dir("output_dir", setup.output_dir)
+    lock_output_dir("output_dir", setup.output_dir)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     try:
         module.run(setup, log=log, **kwargs)

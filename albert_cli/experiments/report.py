@@ -5,11 +5,8 @@ import os
 
 from matplotlib.figure import Figure
 
+from albert_cli.experiments.setup import FIGURE_PNG, RESULTS_JSON, RESULTS_MD
 from albert_tf.io_utils import atomic_open
-
-RESULTS_JSON = "results.json"
-RESULTS_MD = "results.md"
-FIGURE_PNG = "figure.png"
 
 
 def new_figure(num_axes=1):

@@ -5,13 +5,21 @@ the comparison isolates the one thing the experiment varies. The defaults fit a 
 an hour per experiment at most); `scaled(k)` multiplies the step counts for bigger machines.
 """
 
+import codecs
 import dataclasses
+import math
 import os
 
 from albert_tf.config import AlbertConfig
+from albert_tf.io_utils import refuse_overwriting_inputs
 from albert_cli.bundled import GLUE_SAMPLES, PRETRAINING_CORPUS, SPM_MODEL
 
 VOCAB_SIZE = 30000  # the bundled SentencePiece model's
+RESULTS_JSON = "results.json"
+RESULTS_MD = "results.md"
+FIGURE_PNG = "figure.png"
+# The files an experiment writes under its output directory, besides its TFRecords.
+OUTPUTS = (("data", "train.txt"), ("data", "heldout.txt"), (RESULTS_JSON,), (RESULTS_MD,), (FIGURE_PNG,))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +59,8 @@ class Setup:
 
     def scaled(self, scale):
         """The same setup with `scale` times the pretraining and fine-tuning steps."""
-        if scale <= 0:
-            raise ValueError(f"--scale must be > 0, got {scale}")
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"--scale must be a finite number > 0, got {scale}")
         return dataclasses.replace(
             self,
             train_steps=max(1, round(self.train_steps * scale)),
@@ -78,8 +86,13 @@ class Setup:
     def check(self):
         """Raises FileNotFoundError / ValueError naming the flag, before any work is done."""
         for flag, path in (("--corpus_file", self.corpus_file), ("--spm_model_file", self.spm_model_file)):
+            if os.path.isdir(path):
+                raise ValueError(f"{flag}: {path} is a directory; expected a file")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{flag}: {path} does not exist")
+        require_utf8_text("--corpus_file", self.corpus_file)
+        refuse_overwriting_inputs([("--output_dir", self.path(*parts)) for parts in OUTPUTS],
+                                  [("--corpus_file", self.corpus_file)])
         task_dir = os.path.join(self.glue_data_dir, self.finetune_task)
         if not os.path.isdir(task_dir):
             raise FileNotFoundError(f"--glue_data_dir: {task_dir} does not exist (expected "
@@ -90,3 +103,21 @@ class Setup:
         if self.max_predictions_per_seq > self.max_seq_length:
             raise ValueError(f"--max_predictions_per_seq ({self.max_predictions_per_seq}) must be <= "
                              f"--max_seq_length ({self.max_seq_length})")
+
+
+def require_utf8_text(flag, path, block_bytes=1 << 20):
+    """Raises ValueError naming `flag` and `path` unless the file is UTF-8 text (the experiments'
+    corpus split reads it as such; a binary file would fail there, after the output was created)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    with open(path, "rb") as handle:
+        while True:
+            block = handle.read(block_bytes)
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{flag}: {path} is not UTF-8 text ({error.reason} near byte "
+                                 f"{offset + error.start}); expected raw text, a blank line between documents") from None
+            if not block:
+                return
+            offset += len(block)

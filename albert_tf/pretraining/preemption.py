@@ -21,8 +21,12 @@ class StopRequest:
 
     def __init__(self, signals=(signal.SIGTERM,)):
         self.signal_name = None
-        for signum in signals:
-            signal.signal(signum, self._handle)
+        self._previous = {signum: signal.signal(signum, self._handle) for signum in signals}
+
+    def release(self):
+        """Gives the signals back to their previous handlers (the loop no longer checks the flag)."""
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
 
     def _handle(self, signum, frame):
         del frame

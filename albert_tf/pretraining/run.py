@@ -16,7 +16,7 @@ import time
 import tensorflow as tf
 
 from albert_tf.distribute import distribute_datasets, worker_output_dir
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import atomic_open, save_checkpoint
 from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
 from albert_tf.pretraining.trainer import TrainingDiverged
@@ -71,10 +71,16 @@ class PretrainingRun:
         at the last step, so that overfitting shows while it happens; a resumed run keeps the same
         steps. Raises `TrainingDiverged` on a non-finite loss (no checkpoint is written after it).
         """
+        stop = StopRequest()
+        try:
+            return self._train(stop, evaluate, eval_every_steps)
+        finally:
+            stop.release()
+
+    def _train(self, stop, evaluate, eval_every_steps):
         trainer = self.trainer
         total_steps = trainer.settings.num_train_steps
         batch_size = trainer.settings.train_batch_size
-        stop = StopRequest()
         start_step = last_saved = trainer.step
         eval_every_steps = eval_every_steps or self.save_checkpoints_steps
         periods = [self.iterations_per_loop, self.save_checkpoints_steps] + ([eval_every_steps] if evaluate else [])
@@ -103,7 +109,7 @@ class PretrainingRun:
                                         f"mlm_acc {values['masked_lm_accuracy']:.4f}, {values['examples_per_second']:.1f} examples/s")
             stopped_by = stop.signal_name if stop.requested(trainer.strategy) else None
             if stopped_by or trainer.step >= total_steps or trainer.step % self.save_checkpoints_steps == 0:
-                self.manager.save(checkpoint_number=trainer.step)
+                save_checkpoint(self.manager, trainer.step)
                 last_saved = trainer.step
             if stopped_by:
                 break

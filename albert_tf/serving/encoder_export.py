@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.export_kernels import ExportKernels
-from albert_tf.serving.versioned_dir import next_version, save_versioned
+from albert_tf.serving.versioned_dir import save_versioned_together
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
 PACK_LENGTHS = (32, 64, 128, 256, 384, 512)
@@ -101,21 +101,16 @@ def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_l
     `<export_dir>/preprocessing/<version>`; returns both.
 
     Both get the same version (by default one above every existing version of either), so the
-    preprocessing that goes with an encoder is the one with its number.
+    preprocessing that goes with an encoder is the one with its number, and both appear together
+    or neither does: a stopped export leaves no half pair for a rerun to trip on.
     """
-    if version is None:
-        version = max(next_version(os.path.join(export_dir, name)) for name in ("encoder", "preprocessing"))
     encoder = EncoderModule(albert, kernels=kernels)
     preprocessing = PreprocessingModule(
         spm_model_file, do_lower_case=do_lower_case, seq_length=seq_length,
         max_seq_length=albert.config.max_position_embeddings,
     )
-    encoder_path = save_versioned(
-        encoder, os.path.join(export_dir, "encoder"),
-        signatures=encoder.signatures(), version=version,
-    )
-    preprocessing_path = save_versioned(
-        preprocessing, os.path.join(export_dir, "preprocessing"),
-        signatures={"serving_default": preprocessing.__call__.get_concrete_function()}, version=version,
-    )
-    return encoder_path, preprocessing_path
+    return tuple(save_versioned_together([
+        (encoder, os.path.join(export_dir, "encoder"), encoder.signatures()),
+        (preprocessing, os.path.join(export_dir, "preprocessing"),
+         {"serving_default": preprocessing.__call__.get_concrete_function()}),
+    ], version))

@@ -21,6 +21,7 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.io_utils import atomic_outputs
 from albert_tf.models.albert_model import INPUT_NAMES
 
 QUANTIZATIONS = ("float32", "dynamic_int8")
@@ -47,16 +48,22 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
     return converter.convert()
 
 
+def tflite_paths(export_dir, quantizations=QUANTIZATIONS):
+    """`<export_dir>/classifier_<quantization>.tflite` for each of `quantizations`."""
+    return [os.path.join(export_dir, f"classifier_{quantization}.tflite") for quantization in quantizations]
+
+
 def export_tflite(classifier, export_dir, quantizations=QUANTIZATIONS):
-    """Writes `<export_dir>/classifier_<quantization>.tflite` for each of `quantizations`;
-    returns their paths. Each file appears whole (written aside, then renamed)."""
+    """Writes `tflite_paths(export_dir, quantizations)`; returns them. Existing files are refused
+    (ValueError), never replaced; the files appear together once all are written, or none does."""
+    paths = tflite_paths(export_dir, quantizations)
+    existing = [path for path in paths if tf.io.gfile.exists(path)]
+    if existing:
+        raise ValueError(f"{existing[0]} exists; remove it or write the LiteRT models elsewhere")
+    contents = [tflite_classifier(classifier, quantization) for quantization in quantizations]
     tf.io.gfile.makedirs(export_dir)
-    paths = []
-    for quantization in quantizations:
-        content = tflite_classifier(classifier, quantization)
-        path = os.path.join(export_dir, f"classifier_{quantization}.tflite")
-        with tf.io.gfile.GFile(path + ".partial", "wb") as handle:
-            handle.write(content)
-        tf.io.gfile.rename(path + ".partial", path, overwrite=True)
-        paths.append(path)
+    with atomic_outputs(paths) as temporaries:
+        for tmp, content in zip(temporaries, contents):
+            with tf.io.gfile.GFile(tmp, "wb") as handle:
+                handle.write(content)
     return paths

@@ -1,11 +1,12 @@
 """TF Serving's model layout: `<export_dir>/<version>/`, the highest number being served."""
 
+import errno
 import os
 import time
 
 import tensorflow as tf
 
-from albert_tf.io_utils import atomic_output
+from albert_tf.io_utils import atomic_outputs
 from albert_tf.progress import working
 
 
@@ -22,9 +23,30 @@ def save_versioned(module, export_dir, signatures=None, version=None):
     The temporary name starts with a dot, so a model server watching `export_dir` never loads a
     half-written version.
     """
-    tf.io.gfile.makedirs(export_dir)
-    version = next_version(export_dir) if version is None else version
-    path = os.path.join(export_dir, str(version))
-    with atomic_output(path) as tmp, working(f"writing the SavedModel {path}"):
-        tf.saved_model.save(module, tmp, signatures=signatures)
-    return path
+    return save_versioned_together([(module, export_dir, signatures)], version)[0]
+
+
+def save_versioned_together(models, version=None):
+    """Saves each (module, export_dir, signatures) of `models` as `<export_dir>/<version>`, one
+    version for all (by default above every existing one); returns the paths. The folders appear
+    together once all are written, or none does (a failure or SIGTERM removes what was written), so
+    an export is never left half made for a rerun to trip on. A version taken meanwhile by another
+    export is a ValueError, and this one is dropped, never merged into it."""
+    for _, export_dir, _ in models:
+        tf.io.gfile.makedirs(export_dir)
+    if version is None:
+        version = max(next_version(export_dir) for _, export_dir, _ in models)
+    paths = [os.path.join(export_dir, str(version)) for _, export_dir, _ in models]
+    if not any(tf.io.gfile.exists(path) for path in paths):
+        try:
+            with atomic_outputs(paths) as temporaries:
+                for (module, _, signatures), path, tmp in zip(models, paths, temporaries):
+                    with working(f"writing the SavedModel {path}"):
+                        tf.saved_model.save(module, tmp, signatures=signatures)
+            return paths
+        except OSError as error:  # renaming onto a version written meanwhile
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    taken = next((path for path in paths if tf.io.gfile.exists(path)), paths[0])
+    raise ValueError(f"export version {version}: {taken} exists (another export of that version?); "
+                     "nothing of this one was kept; give another version")

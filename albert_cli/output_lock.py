@@ -1,0 +1,63 @@
+"""One run per output directory: a second run on the same `--output_dir` is refused, naming the first.
+
+Two runs in one directory would log every step twice in metrics.jsonl and overwrite each other's
+checkpoints. The lock is `fcntl.flock` on `<output_dir>/.run.lock`, held for the life of the
+process: the kernel drops it when the holder exits or dies (kill -9 included), so a lock file
+left by a dead run is simply taken over. The file names the holder (pid, host, start time) for the
+refusal. Local disks only: on NFS, Linux maps flock to NFS locks (which need the lock service, or
+the lock is refused as unsupported and the run goes on with a warning); gs:// and other object
+stores have no locks, and their output directories are not checked (docs/pretraining.md).
+"""
+
+import datetime
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+
+from albert_tf.cli import UsageError
+
+LOCK_FILE = ".run.lock"
+_held = {}  # real path of the directory -> its open, locked file, for the life of the process
+
+
+def lock_output_dir(flag, path):
+    """Locks the existing directory `path` for this process, or raises a UsageError naming the holder."""
+    if "://" in path or os.path.realpath(path) in _held:
+        return
+    lock_path = os.path.join(path, LOCK_FILE)
+    try:
+        handle = open(lock_path, "a+", encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--{flag}: cannot write {lock_path} ({error.strerror or error})") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno not in (errno.EAGAIN, errno.EACCES):  # ENOLCK, EOPNOTSUPP: no locks on this filesystem
+            sys.stderr.write(f"warning: --{flag} {path} cannot be locked ({error.strerror}); "
+                             "make sure no other run writes there\n")
+            handle.close()
+            return
+        handle.seek(0)
+        holder = describe_holder(handle.read())
+        handle.close()
+        raise UsageError(f"--{flag} {path} is in use by another run ({holder}); wait for it to end "
+                         f"or give another --{flag}") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                             "command": " ".join(sys.argv)}) + "\n")
+    handle.flush()
+    _held[os.path.realpath(path)] = handle
+
+
+def describe_holder(text):
+    """"pid 123 on host h since 2026-01-01T10:00:00+00:00" from a lock file's content."""
+    try:
+        holder = json.loads(text)
+        return f"pid {holder['pid']} on host {holder['host']} since {holder['started']}"
+    except (ValueError, TypeError, KeyError):
+        return "a process that has not yet written its name"
