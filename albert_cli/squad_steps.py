@@ -7,6 +7,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
+from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
@@ -140,7 +141,7 @@ def export(model, config, threshold):
                         max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
                         max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
                         max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold,
-                        version=FLAGS.export_version)
+                        version=FLAGS.export_version, **request_bounds())
     print(f"exported the serving SavedModel to {path}")
 
 

@@ -18,15 +18,15 @@ Each batch is padded to its longest row. The kernel set is recorded as in the cl
 import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.choices import MAX_RACE_QUESTIONS as DEFAULT_MAX_QUESTIONS
 from albert_tf.race.examples import NUM_CHOICES
 from albert_tf.serving.export_kernels import ExportKernels
-from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
+from albert_tf.serving.request_checks import (DEFAULT_MAX_STRING_BYTES, check_bounds,
                                               checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertTextTokenizer
 
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
-DEFAULT_MAX_QUESTIONS = DEFAULT_MAX_BATCH_SIZE // NUM_CHOICES  # as many model rows as the other exports
 
 
 def question_with_options(question, options):
