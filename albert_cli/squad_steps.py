@@ -53,10 +53,13 @@ class SquadData:
         try:
             self.examples = read_squad_examples(path, is_training, FLAGS.version_2_with_negative)
             self.dataset_json = None if is_training else load_squad_json(path)
-            require(self.examples, f"--{flag_name}: {path} holds no questions")
             self.path, self.stats = squad_features.cached_features(
                 path, self.examples, tokenizer, cache_dir, FLAGS.max_seq_length, FLAGS.doc_stride,
                 FLAGS.max_query_length, is_training, FLAGS.version_2_with_negative)
+            # No windows: every question skipped, or on a paragraph that is empty or does not align.
+            what = "trainable questions" if is_training else "questions to answer"
+            require(self.stats["num_features"], f"--{flag_name}: no {what} in {path} (of {len(self.examples)} "
+                    f"read, {self.stats['num_dropped_examples']} on paragraphs that are empty or do not align)")
         except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--{flag_name}: {error}") from None
         logging.info("%s: %s", path, self.stats)

@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 import tensorflow as tf
+from absl import logging
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,11 +27,16 @@ def load_squad_json(path):
     """The `data` list of a SQuAD file (raises FileNotFoundError / ValueError naming the file)."""
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"{path}: no such SQuAD file")
-    with tf.io.gfile.GFile(path, "r") as handle:
-        try:
-            dataset = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not a JSON file ({error})") from None
+    if tf.io.gfile.isdir(path):
+        raise ValueError(f"{path}: is a directory, expected a SQuAD JSON file")
+    with tf.io.gfile.GFile(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        dataset = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}); SQuAD files are UTF-8 JSON") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not a JSON file ({error})") from None
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise ValueError(f'{path}: expected the official SQuAD layout {{"version": ..., "data": [...]}}')
     return dataset["data"]
@@ -42,37 +48,83 @@ def read_squad_examples(path, is_training, version_2_with_negative):
     For training each answerable question must have exactly one answer (the official train
     files do); dev files keep all their answers for the metrics, which read the JSON itself.
     Without `version_2_with_negative` an unanswerable question is an error, not a silent skip.
+    A training answer whose text is not the context's at its `answer_start` is skipped, as the
+    original skips it ("Could not find answer"), with one warning giving the count. A field of the
+    wrong JSON type is a ValueError naming the file, the question and the field.
     """
-    examples = []
-    for article in load_squad_json(path):
-        for paragraph in article.get("paragraphs", []):
-            context = _field(paragraph, "context", path, "paragraph")
-            for qa in _field(paragraph, "qas", path, "paragraph"):
-                qas_id = _field(qa, "id", path, "question")
-                where = f"{path}: question {qas_id}"
-                is_impossible = bool(qa.get("is_impossible", False))
+    examples, mismatched = [], []
+    for article_number, article in enumerate(load_squad_json(path)):
+        where = f"{path}: article {article_number}"
+        for paragraph in _field(_object(article, where), "paragraphs", list, where):
+            where = f"{path}: a paragraph of article {article_number}"
+            context = _field(_object(paragraph, where), "context", str, where)
+            for qa in _field(paragraph, "qas", list, where):
+                qas_id = _field(_object(qa, f"{where}: a question"), "id", str, f"{where}: a question")
+                where_qa = f"{path}: question {qas_id}"
+                is_impossible = _field(qa, "is_impossible", bool, where_qa, default=False)
                 if is_impossible and not version_2_with_negative:
-                    raise ValueError(f"{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
+                    raise ValueError(f"{where_qa} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
                                      "--version_2_with_negative")
+                question = _field(qa, "question", str, where_qa)
+                answers = [_answer(answer, context, where_qa)
+                           for answer in _field(qa, "answers", list, where_qa, default=None) or []]
                 answer_text, start_position = None, None
                 if is_training:
-                    answers = _field(qa, "answers", path, f"question {qas_id}")
+                    _field(qa, "answers", list, where_qa)
                     if not is_impossible and len(answers) != 1:
-                        raise ValueError(f"{where}: a training question needs exactly 1 answer, "
+                        raise ValueError(f"{where_qa}: a training question needs exactly 1 answer, "
                                          f"got {len(answers)}")
-                    answer_text, start_position = "", -1
-                    if not is_impossible:
-                        answer_text = answers[0]["text"]
-                        start_position = answers[0]["answer_start"]
-                        if not 0 <= start_position < len(context) or not answer_text:
-                            raise ValueError(f"{where}: answer_start {start_position} / text "
-                                             f"{answer_text!r} is not a span of its context")
-                examples.append(SquadExample(qas_id, _field(qa, "question", path, f"question {qas_id}"),
-                                             context, answer_text, start_position, is_impossible))
+                    answer_text, start_position = ("", -1) if is_impossible else answers[0]
+                    if not is_impossible and context[start_position:start_position + len(answer_text)] != answer_text:
+                        mismatched.append(qas_id)
+                        continue
+                examples.append(SquadExample(qas_id, question, context, answer_text, start_position, is_impossible))
+    if mismatched:
+        logging.warning("%s: %d training answers skipped, their text is not the context's at answer_start "
+                        "(first: question %s)", path, len(mismatched), mismatched[0])
     return examples
 
 
-def _field(record, name, path, what):
+def _answer(answer, context, where):
+    """(text, answer_start) of an answer object, checked to lie inside `context`."""
+    where = f"{where}: an answer"
+    text = _field(_object(answer, where), "text", str, where)
+    start = _field(answer, "answer_start", int, where)
+    if not text or start < 0 or start + len(text) > len(context):
+        raise ValueError(f"{where}: answer_start {start} / text {text!r} is not a span of its context "
+                         f"({len(context)} characters)")
+    return text, start
+
+
+_EXPECTED = {list: "a list", str: "a string", int: "an integer", bool: "true or false"}
+_REQUIRED = object()
+
+
+def _object(value, where):
+    """`value`, a JSON object (dict), or a ValueError naming `where`."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} is {_json_type(value)}, expected an object")
+    return value
+
+
+def _field(record, name, value_type, where, default=_REQUIRED):
+    """`record[name]`, checked to be a `value_type` (`default` when absent; required without one)."""
     if name not in record:
-        raise ValueError(f"{path}: a {what} lacks the field {name!r}")
-    return record[name]
+        if default is _REQUIRED:
+            raise ValueError(f"{where} lacks the field {name!r}")
+        return default
+    value = record[name]
+    if not isinstance(value, value_type) or (isinstance(value, bool) and value_type is not bool):
+        raise ValueError(f"{where}: field {name!r} is {_json_type(value)}, expected {_EXPECTED[value_type]}")
+    return value
+
+
+def _json_type(value):
+    """How `value` reads in JSON: null, true, a string "...", a number 3.5, a list, an object."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return f"a string {json.dumps(value)[:40]}"
+    if isinstance(value, (int, float)):
+        return f"a number {value}"
+    return "a list" if isinstance(value, list) else "an object"
