@@ -6,6 +6,8 @@ import json
 import tensorflow as tf
 from absl import logging
 
+from albert_tf.json_fields import json_field, json_object, read_utf8
+
 
 @dataclasses.dataclass(frozen=True)
 class SquadExample:
@@ -27,14 +29,9 @@ def load_squad_json(path):
     """The `data` list of a SQuAD file (raises FileNotFoundError / ValueError naming the file)."""
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"{path}: no such SQuAD file")
-    if tf.io.gfile.isdir(path):
-        raise ValueError(f"{path}: is a directory, expected a SQuAD JSON file")
-    with tf.io.gfile.GFile(path, "rb") as handle:
-        raw = handle.read()
+    text = read_utf8(path, "SQuAD")
     try:
-        dataset = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text (byte {error.start}); SQuAD files are UTF-8 JSON") from None
+        dataset = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not a JSON file ({error})") from None
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
@@ -55,22 +52,22 @@ def read_squad_examples(path, is_training, version_2_with_negative):
     examples, mismatched = [], []
     for article_number, article in enumerate(load_squad_json(path)):
         where = f"{path}: article {article_number}"
-        for paragraph in _field(_object(article, where), "paragraphs", list, where):
+        for paragraph in json_field(json_object(article, where), "paragraphs", list, where):
             where = f"{path}: a paragraph of article {article_number}"
-            context = _field(_object(paragraph, where), "context", str, where)
-            for qa in _field(paragraph, "qas", list, where):
-                qas_id = _field(_object(qa, f"{where}: a question"), "id", str, f"{where}: a question")
+            context = json_field(json_object(paragraph, where), "context", str, where)
+            for qa in json_field(paragraph, "qas", list, where):
+                qas_id = json_field(json_object(qa, f"{where}: a question"), "id", str, f"{where}: a question")
                 where_qa = f"{path}: question {qas_id}"
-                is_impossible = _field(qa, "is_impossible", bool, where_qa, default=False)
+                is_impossible = json_field(qa, "is_impossible", bool, where_qa, default=False)
                 if is_impossible and not version_2_with_negative:
                     raise ValueError(f"{where_qa} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
                                      "--version_2_with_negative")
-                question = _field(qa, "question", str, where_qa)
+                question = json_field(qa, "question", str, where_qa)
                 answers = [_answer(answer, context, where_qa)
-                           for answer in _field(qa, "answers", list, where_qa, default=None) or []]
+                           for answer in json_field(qa, "answers", list, where_qa, default=None) or []]
                 answer_text, start_position = None, None
                 if is_training:
-                    _field(qa, "answers", list, where_qa)
+                    json_field(qa, "answers", list, where_qa)
                     if not is_impossible and len(answers) != 1:
                         raise ValueError(f"{where_qa}: a training question needs exactly 1 answer, "
                                          f"got {len(answers)}")
@@ -88,43 +85,9 @@ def read_squad_examples(path, is_training, version_2_with_negative):
 def _answer(answer, context, where):
     """(text, answer_start) of an answer object, checked to lie inside `context`."""
     where = f"{where}: an answer"
-    text = _field(_object(answer, where), "text", str, where)
-    start = _field(answer, "answer_start", int, where)
+    text = json_field(json_object(answer, where), "text", str, where)
+    start = json_field(answer, "answer_start", int, where)
     if not text or start < 0 or start + len(text) > len(context):
         raise ValueError(f"{where}: answer_start {start} / text {text!r} is not a span of its context "
                          f"({len(context)} characters)")
     return text, start
-
-
-_EXPECTED = {list: "a list", str: "a string", int: "an integer", bool: "true or false"}
-_REQUIRED = object()
-
-
-def _object(value, where):
-    """`value`, a JSON object (dict), or a ValueError naming `where`."""
-    if not isinstance(value, dict):
-        raise ValueError(f"{where} is {_json_type(value)}, expected an object")
-    return value
-
-
-def _field(record, name, value_type, where, default=_REQUIRED):
-    """`record[name]`, checked to be a `value_type` (`default` when absent; required without one)."""
-    if name not in record:
-        if default is _REQUIRED:
-            raise ValueError(f"{where} lacks the field {name!r}")
-        return default
-    value = record[name]
-    if not isinstance(value, value_type) or (isinstance(value, bool) and value_type is not bool):
-        raise ValueError(f"{where}: field {name!r} is {_json_type(value)}, expected {_EXPECTED[value_type]}")
-    return value
-
-
-def _json_type(value):
-    """How `value` reads in JSON: null, true, a string "...", a number 3.5, a list, an object."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, str):
-        return f"a string {json.dumps(value)[:40]}"
-    if isinstance(value, (int, float)):
-        return f"a number {value}"
-    return "a list" if isinstance(value, list) else "an object"
