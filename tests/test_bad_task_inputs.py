@@ -253,6 +253,8 @@ def _race_dir(tmp_path, text=None, raw=None, make_directory=False):
     return data, path
 
 
+_LATIN1_PASSAGE = json.dumps({**PASSAGES[0], "article": "Café"}, ensure_ascii=False).encode("latin-1")
+
 _BAD_RACE = [
     ("int answer", {"answers": [1, "C"]}, ["'answers' holds a number 1", "expected a list of strings"]),
     ("passage a string", "a passage", ["the passage is a string", "expected an object"]),
@@ -275,7 +277,7 @@ def test_a_bad_race_passage_is_named_with_its_field(tmp_path, name, text, words)
 
 @pytest.mark.parametrize("kind, words", [("latin-1", ["not UTF-8 text"]), ("directory", ["is a directory"])])
 def test_a_race_file_that_is_no_text_is_named(tmp_path, kind, words):
-    data, path = _race_dir(tmp_path, raw="{\"article\": \"Café\"}".encode("latin-1"), make_directory=kind == "directory")
+    data, path = _race_dir(tmp_path, raw=_LATIN1_PASSAGE, make_directory=kind == "directory")
     with pytest.raises(ValueError) as error:
         read_race_examples(data, "dev")
     assert str(error.value).startswith(path) and all(word in str(error.value) for word in words), str(error.value)
@@ -312,8 +314,7 @@ def test_run_race_names_a_bad_passage_in_one_line(tmp_path, kind, words):
     if kind == "options":
         data, path = _race_dir(tmp_path, {"options": "ABCD"})
     else:
-        data, path = _race_dir(tmp_path, raw="{\"article\": \"Café\"}".encode("latin-1"),
-                               make_directory=kind == "directory")
+        data, path = _race_dir(tmp_path, raw=_LATIN1_PASSAGE, make_directory=kind == "directory")
     code, stderr = run_script("run_race.py", f"--data_dir={data}", "--do_eval", f"--output_dir={tmp_path / 'out'}",
                               f"--cached_dir={tmp_path / 'cache'}", f"--albert_config_file={TINY_CONFIG}",
                               "--max_seq_length=64", "--max_qa_length=16")
