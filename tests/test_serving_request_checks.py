@@ -177,3 +177,9 @@ def test_a_squad_request_past_the_export_bounds_fails_quickly_after_saving(tmp_p
     _assert_refused(lambda: ids(**_token_inputs([7, 48], INPUTS + ("p_mask",))), "at most 6 rows", "max_windows")
     _assert_refused(lambda: ids(**{**_token_inputs([1, 48], INPUTS + ("p_mask",)),
                                    "input_mask": tf.ones([1, 16], tf.int32)}), "input_mask", "input_word_ids")
+
+
+@pytest.mark.parametrize("bounds", [{"max_batch_size": 0}, {"max_string_bytes": 1.5}, {"max_batch_size": True}])
+def test_an_export_refuses_a_bound_that_is_not_a_positive_int(classifier, bounds):
+    with pytest.raises(ValueError, match=f"{next(iter(bounds))} must be a positive int"):
+        _classifier_module(classifier, **bounds)
