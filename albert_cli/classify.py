@@ -21,7 +21,7 @@ quiet_tensorflow()
 from absl import flags, logging
 
 from albert_cli.bundled import GLUE_SAMPLES
-from albert_cli import export_version, task_flags
+from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES
@@ -58,6 +58,8 @@ flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
+request_bounds.define_request_bound_flags()
+flags.adopt_module_key_flags(request_bounds)
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
                     "token ids in) to this directory.")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
@@ -213,7 +215,8 @@ def export(task, classifier, config):
         classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
                              do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-                             version=FLAGS.export_version, kernels=FLAGS.export_kernels)
+                             version=FLAGS.export_version, kernels=FLAGS.export_kernels,
+                             **request_bounds.request_bounds())
     print(f"exported the serving SavedModel to {path}")
 
 

@@ -16,7 +16,7 @@ prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_cli import export_version
+from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.kernels import EXPORT_KERNEL_SETS
@@ -32,6 +32,8 @@ flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing mo
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
+request_bounds.define_request_bound_flags()
+flags.adopt_module_key_flags(request_bounds)
 flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
                   "Kernel set the encoder is traced with (plain TF ops only: what every TF Serving build runs).")
 
@@ -60,7 +62,8 @@ def main(argv):
     load_init_checkpoint(encoder, FLAGS.init_checkpoint)
     paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
                            do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
-                           version=FLAGS.export_version, kernels=FLAGS.export_kernels)
+                           version=FLAGS.export_version, kernels=FLAGS.export_kernels,
+                           **request_bounds.request_bounds())
     print("exported {} and {}".format(*paths))
 
 

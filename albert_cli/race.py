@@ -14,8 +14,9 @@ run_race.py ...` in a checkout.
 
 from absl import flags
 
-from albert_cli import export_version, task_flags
+from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.command import run_command
+from albert_tf.choices import MAX_RACE_QUESTIONS
 
 FLAGS = flags.FLAGS
 
@@ -40,6 +41,8 @@ flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel choosing 
                     "(<export_dir>/<version>/).")
 export_version.define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
+request_bounds.define_request_bound_flags(MAX_RACE_QUESTIONS, rows="questions (4 model rows each)")
+flags.adopt_module_key_flags(request_bounds)
 
 
 def main(argv):

@@ -8,6 +8,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
+from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
@@ -128,7 +129,7 @@ def export(model, config):
     exported.set_weights(model.get_weights())  # float32: portable to every TF Serving build and device
     path = export_race(exported, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
                        max_seq_length=FLAGS.max_seq_length, max_qa_length=FLAGS.max_qa_length,
-                       version=FLAGS.export_version)
+                       version=FLAGS.export_version, **request_bounds())
     print(f"exported the serving SavedModel to {path}")
 
 

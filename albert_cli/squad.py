@@ -15,7 +15,7 @@ run_squad.py ...` in a checkout.
 
 from absl import flags
 
-from albert_cli import export_version, task_flags
+from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.command import run_command
 from albert_tf.choices import END_N_TOP, START_N_TOP
 
@@ -48,6 +48,8 @@ flags.DEFINE_float("null_score_diff_threshold", None,
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering raw text (<export_dir>/<version>/).")
 export_version.define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
+request_bounds.define_request_bound_flags(rows="questions", windows=True)
+flags.adopt_module_key_flags(request_bounds)
 
 
 def main(argv):

@@ -7,6 +7,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
+from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
@@ -57,10 +58,13 @@ class SquadData:
         try:
             self.examples = read_squad_examples(path, is_training, FLAGS.version_2_with_negative)
             self.dataset_json = None if is_training else load_squad_json(path)
-            require(self.examples, f"--{flag_name}: {path} holds no questions")
             self.path, self.stats = squad_features.cached_features(
                 path, self.examples, tokenizer, cache_dir, FLAGS.max_seq_length, FLAGS.doc_stride,
                 FLAGS.max_query_length, is_training, FLAGS.version_2_with_negative)
+            # No windows: every question skipped, or on a paragraph that is empty or does not align.
+            what = "trainable questions" if is_training else "questions to answer"
+            require(self.stats["num_features"], f"--{flag_name}: no {what} in {path} (of {len(self.examples)} "
+                    f"read, {self.stats['num_dropped_examples']} on paragraphs that are empty or do not align)")
         except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--{flag_name}: {error}") from None
         logging.info("%s: %s", path, self.stats)
@@ -145,7 +149,7 @@ def export(model, config, threshold):
                         max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
                         max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
                         max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold,
-                        version=FLAGS.export_version)
+                        version=FLAGS.export_version, **request_bounds())
     print(f"exported the serving SavedModel to {path}")
 
 

@@ -13,3 +13,9 @@ PADDING_MODES = ("dynamic", "bucketed", "fixed")
 # The original's SQuAD 2.0 beam (run_squad_v2.py flags).
 START_N_TOP = 5
 END_N_TOP = 5
+# What one request to an export may hold (albert_tf.serving.request_checks): rows (a RACE row is a
+# question of four model rows), bytes of any string, SQuAD windows.
+MAX_BATCH_SIZE = 128
+MAX_RACE_QUESTIONS = MAX_BATCH_SIZE // 4
+MAX_STRING_BYTES = 65536
+MAX_WINDOWS = 128

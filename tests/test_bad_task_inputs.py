@@ -18,7 +18,7 @@ from albert_tf.race.examples import read_race_examples
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import read_squad_examples
 from albert_tf.tokenization import AlbertTokenizer
-from race_test_data import write_race
+from race_test_data import PASSAGES, write_race
 from squad_test_data import REPO, SPM_MODEL, SQUAD_DEV, TINY_CONFIG
 from test_bad_inputs import assert_one_line_error, run_script
 
@@ -156,3 +156,167 @@ def test_the_runners_refuse_an_output_dir_of_another_run(tmp_path, script, args,
     assert_one_line_error(code, stderr, f"--output_dir {output_dir}", *words)
     with open(os.path.join(output_dir, SETTINGS_FILE)) as handle:
         assert json.load(handle) == there
+
+
+# Issue 40 (4, 10, 11), SQuAD and RACE files: a field of the wrong JSON type, an answer that is not a span
+# of its context, a directory or a latin-1 file is one error naming the file (and question and field).
+
+_CONTEXT = "Normandy is a region in France."
+
+
+def _squad_qa(**changes):
+    qa = {"id": "q1", "question": "Where is Normandy?", "answers": [{"text": "France", "answer_start": 24}],
+          "is_impossible": False}
+    return {**qa, **changes}
+
+
+def _squad_file(tmp_path, data=None, **qa_changes):
+    """A one-question training file; `data` replaces its whole `data` list, `qa_changes` its question's fields."""
+    data = data if data is not None else [{"title": "t", "paragraphs": [{"context": _CONTEXT,
+                                                                          "qas": [_squad_qa(**qa_changes)]}]}]
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": data}), encoding="utf-8")
+    return str(path)
+
+
+def _latin1_squad(tmp_path):
+    path = tmp_path / "squad.json"
+    path.write_bytes(json.dumps({"data": [{"paragraphs": [{"context": "Café", "qas": []}]}]},
+                                ensure_ascii=False).encode("latin-1"))
+    return str(path)
+
+
+def _squad_directory(tmp_path):
+    os.makedirs(tmp_path / "train.json")
+    return str(tmp_path / "train.json")
+
+
+_BAD_SQUAD = [
+    ("answer past the context", lambda p: _squad_file(p, answers=[{"text": "France.", "answer_start": 28}]),
+     ["question q1: an answer", "answer_start 28", "not a span"]),
+    ("answer_start a string", lambda p: _squad_file(p, answers=[{"text": "France", "answer_start": "24"}]),
+     ["question q1: an answer", "'answer_start'", 'a string "24"', "expected an integer"]),
+    ("answer_start a float", lambda p: _squad_file(p, answers=[{"text": "France", "answer_start": 24.0}]),
+     ["question q1: an answer", "'answer_start'", "a number 24.0", "expected an integer"]),
+    ("answer without text", lambda p: _squad_file(p, answers=[{"answer_start": 24}]),
+     ["question q1: an answer", "lacks the field 'text'"]),
+    ("is_impossible a string", lambda p: _squad_file(p, is_impossible="false"),
+     ["question q1", "'is_impossible'", 'a string "false"', "expected true or false"]),
+    ("question not a string", lambda p: _squad_file(p, question=None),
+     ["question q1", "'question'", "null", "expected a string"]),
+    ("article a string", lambda p: _squad_file(p, data=["text"]), ["article 0 is a string", "expected an object"]),
+    ("article without paragraphs", lambda p: _squad_file(p, data=[{"title": "t"}]),
+     ["article 0 lacks the field 'paragraphs'"]),
+    ("paragraph a number", lambda p: _squad_file(p, data=[{"paragraphs": [3]}]),
+     ["a paragraph of article 0 is a number 3", "expected an object"]),
+    ("qas an object", lambda p: _squad_file(p, data=[{"paragraphs": [{"context": "c", "qas": {}}]}]),
+     ["a paragraph of article 0", "'qas' is an object", "expected a list"]),
+    ("context null", lambda p: _squad_file(p, data=[{"paragraphs": [{"context": None, "qas": []}]}]),
+     ["a paragraph of article 0", "'context' is null", "expected a string"]),
+    ("question a list", lambda p: _squad_file(p, data=[{"paragraphs": [{"context": "c", "qas": [[]]}]}]),
+     ["a paragraph of article 0: a question is a list", "expected an object"]),
+    ("a directory", _squad_directory, ["is a directory", "expected a SQuAD file"]),
+    ("latin-1", _latin1_squad, ["not UTF-8 text", "SQuAD files are UTF-8"]),
+]
+
+
+@pytest.mark.parametrize("name, make, words", _BAD_SQUAD, ids=[case[0] for case in _BAD_SQUAD])
+def test_a_bad_squad_file_is_named_with_its_question_and_field(tmp_path, name, make, words):
+    path = make(tmp_path)
+    with pytest.raises(ValueError) as error:
+        read_squad_examples(path, True, True)
+    message = str(error.value)
+    assert message.startswith(path) and all(word in message for word in words), message
+
+
+def test_training_answers_not_in_their_context_are_skipped_and_counted(tmp_path, caplog):
+    qas = [_squad_qa(id="wrong", answers=[{"text": "Normans", "answer_start": 24}]), _squad_qa(id="right"),
+           _squad_qa(id="wrong too", answers=[{"text": "France", "answer_start": 0}])]
+    path = _squad_file(tmp_path, data=[{"paragraphs": [{"context": _CONTEXT, "qas": qas}]}])
+    assert [example.qas_id for example in read_squad_examples(path, True, True)] == ["right"]
+    assert "2 training answers skipped" in caplog.text and "first: question wrong" in caplog.text, caplog.text
+    assert [example.qas_id for example in read_squad_examples(path, False, True)] == ["wrong", "right", "wrong too"]
+
+
+def _race_dir(tmp_path, text=None, raw=None, make_directory=False):
+    """The test RACE data with one dev passage file replaced by `text`, `raw` bytes or a directory named *.txt."""
+    data = write_race(tmp_path / "race", splits=("dev",))
+    path = os.path.join(data, "RACE", "dev", "middle", "middle1.txt")
+    if make_directory:
+        path = os.path.join(os.path.dirname(path), "zzz.txt")
+        os.makedirs(path)
+    elif raw is not None:
+        open(path, "wb").write(raw)
+    else:
+        passage = {**PASSAGES[0], **text} if isinstance(text, dict) else text
+        open(path, "w").write(json.dumps(passage))
+    return data, path
+
+
+_LATIN1_PASSAGE = json.dumps({**PASSAGES[0], "article": "Café"}, ensure_ascii=False).encode("latin-1")
+
+_BAD_RACE = [
+    ("int answer", {"answers": [1, "C"]}, ["'answers' holds a number 1", "expected a list of strings"]),
+    ("passage a string", "a passage", ["the passage is a string", "expected an object"]),
+    ("null question", {"questions": [None, "Tom rides to _ ."]}, ["'questions' holds null", "list of strings"]),
+    ("null option", {"options": [[None, "Red", "Green", "Black"], ["a", "b", "c", "d"]]},
+     ["'options' holds null", "list of strings"]),
+    ("options a string", {"options": "ABCD"}, ["'options' is a string \"ABCD\"", "list of 4 strings"]),
+    ("article a list", {"article": ["a"]}, ["'article' is a list", "expected a string"]),
+]
+
+
+@pytest.mark.parametrize("name, text, words", _BAD_RACE, ids=[case[0] for case in _BAD_RACE])
+def test_a_bad_race_passage_is_named_with_its_field(tmp_path, name, text, words):
+    data, path = _race_dir(tmp_path, text)
+    with pytest.raises(ValueError) as error:
+        read_race_examples(data, "dev")
+    message = str(error.value)
+    assert message.startswith(path) and all(word in message for word in words), message
+
+
+@pytest.mark.parametrize("kind, words", [("latin-1", ["not UTF-8 text"]), ("directory", ["is a directory"])])
+def test_a_race_file_that_is_no_text_is_named(tmp_path, kind, words):
+    data, path = _race_dir(tmp_path, raw=_LATIN1_PASSAGE, make_directory=kind == "directory")
+    with pytest.raises(ValueError) as error:
+        read_race_examples(data, "dev")
+    assert str(error.value).startswith(path) and all(word in str(error.value) for word in words), str(error.value)
+
+
+def _empty_contexts(tmp_path):
+    qas = [{"id": f"q{i}", "question": "Where?", "answers": [], "is_impossible": True} for i in range(3)]
+    return _squad_file(tmp_path, data=[{"paragraphs": [{"context": "", "qas": qas}]}])
+
+
+@pytest.mark.parametrize("flag, make, words, warned", [
+    ("train_file", _latin1_squad, ["not UTF-8 text"], None),
+    ("train_file", _squad_directory, ["is a directory"], None),
+    ("train_file", _empty_contexts, ["no trainable questions in", "of 3 read, 3 on paragraphs that are empty"], None),
+    ("train_file", lambda p: _squad_file(p, answers=[{"text": "Normans", "answer_start": 24}]),
+     ["no trainable questions in", "of 0 read"], "1 training answers skipped"),
+    ("predict_file", _empty_contexts, ["no questions to answer in"], None),
+    ("predict_file", lambda p: _squad_file(p, is_impossible="false"), ["question q1", "'is_impossible'"], None),
+])
+def test_run_squad_names_a_bad_file_in_one_line(tmp_path, flag, make, words, warned):
+    path = make(tmp_path)
+    files = {"train_file": path, "predict_file": SQUAD_DEV} if flag == "train_file" else {"predict_file": path}
+    code, stderr = run_script("run_squad.py", "--version_2_with_negative", "--do_train" if flag == "train_file"
+                              else "--do_predict", *[f"--{name}={value}" for name, value in files.items()],
+                              f"--output_dir={tmp_path / 'out'}", f"--cached_dir={tmp_path / 'cache'}",
+                              f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=64", "--doc_stride=32",
+                              "--max_query_length=16")
+    assert_one_line_error(code, stderr, f"--{flag}", path, *words)
+    assert warned is None or warned in stderr, stderr
+
+
+@pytest.mark.parametrize("kind, words", [("latin-1", ["not UTF-8 text"]), ("directory", ["is a directory"]),
+                                         ("options", ["'options' is a string"])])
+def test_run_race_names_a_bad_passage_in_one_line(tmp_path, kind, words):
+    if kind == "options":
+        data, path = _race_dir(tmp_path, {"options": "ABCD"})
+    else:
+        data, path = _race_dir(tmp_path, raw=_LATIN1_PASSAGE, make_directory=kind == "directory")
+    code, stderr = run_script("run_race.py", f"--data_dir={data}", "--do_eval", f"--output_dir={tmp_path / 'out'}",
+                              f"--cached_dir={tmp_path / 'cache'}", f"--albert_config_file={TINY_CONFIG}",
+                              "--max_seq_length=64", "--max_qa_length=16")
+    assert_one_line_error(code, stderr, "--data_dir", path, *words)

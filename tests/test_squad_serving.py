@@ -73,7 +73,8 @@ def _served_and_expected(tmp_path, model, source, examples, max_seq_length, doc_
     expected, null_odds, built = _python_answers(model, source, examples, tokenizer, cache_dir, max_seq_length,
                                                  doc_stride, threshold)
     export_path = export_squad(model, SPM_MODEL, str(tmp_path / "export"), max_seq_length=max_seq_length,
-                               doc_stride=doc_stride, null_score_diff_threshold=threshold)
+                               doc_stride=doc_stride, null_score_diff_threshold=threshold,
+                               max_windows=len(built))  # every question's windows in one request
     served = serve_squad(export_path, [e.question_text for e in examples], [e.paragraph_text for e in examples])
     assert not served["albert_tf_loaded"]
     assert served["text"] == [expected[e.qas_id] for e in examples]

@@ -12,6 +12,8 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.json_fields import json_field, json_object, json_strings, json_type, read_utf8
+
 LEVELS = ("middle", "high")
 SPLITS = ("train", "dev", "test")
 NUM_CHOICES = 4
@@ -37,14 +39,12 @@ def _passages(level_dir):
     """(file name, passage dict) of a level directory, in file-name order."""
     all_txt = os.path.join(level_dir, "all.txt")
     if tf.io.gfile.exists(all_txt):
-        with tf.io.gfile.GFile(all_txt, "r") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    yield f"{all_txt}:{number}", _parse(line, f"{all_txt} line {number}")
+        for number, line in enumerate(read_utf8(all_txt, "RACE").splitlines(), 1):
+            if line.strip():
+                yield f"{all_txt}:{number}", _parse(line, f"{all_txt} line {number}")
         return
     for path in sorted(tf.io.gfile.glob(os.path.join(level_dir, "*.txt"))):
-        with tf.io.gfile.GFile(path, "r") as handle:
-            yield path, _parse(handle.read(), path)
+        yield path, _parse(read_utf8(path, "RACE"), path)
 
 
 def _parse(text, where):
@@ -52,9 +52,18 @@ def _parse(text, where):
         passage = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}: not a RACE JSON passage ({error})") from None
+    json_object(passage, f"{where}: the passage")
     missing = [key for key in ("article", "questions", "options", "answers") if key not in passage]
     if missing:
         raise ValueError(f"{where}: a RACE passage needs the fields {', '.join(missing)}")
+    json_field(passage, "article", str, where)
+    for name in ("questions", "answers"):
+        json_strings(json_field(passage, name, list, where, expected="a list of strings"), where, name)
+    per_question = f"a list of {NUM_CHOICES} strings per question"
+    for choices in json_field(passage, "options", list, where, expected=f"a list holding {per_question}"):
+        if not isinstance(choices, list):
+            raise ValueError(f"{where}: field 'options' holds {json_type(choices)}, expected {per_question}")
+        json_strings(choices, where, "options")
     return passage
 
 

@@ -4,8 +4,10 @@ Signatures:
     `serving_default`: `sentence` (or `sentence1` and `sentence2` for pair tasks), string [batch]
         -> `probabilities` [batch, labels], `label` (the label name) [batch], `logits`;
         for regression (STS-B) -> `score` [batch].
-    `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq]
-        -> the same outputs, for clients that tokenize themselves.
+    `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq], all of one
+        shape -> the same outputs, for clients that tokenize themselves.
+A request holds at most `max_batch_size` rows, a string at most `max_string_bytes` bytes
+(`request_checks`); past them it is an InvalidArgument error.
 Text is normalised and tokenized in the graph (tensorflow-text), with the same ids as the Python
 tokenizer used for training; the SentencePiece model is an asset of the SavedModel. Each batch is
 padded to its longest row (capped at `max_seq_length`, longer text is truncated).
@@ -17,6 +19,8 @@ import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.export_kernels import ExportKernels
+from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
+                                              checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
@@ -27,8 +31,12 @@ class ClassifierServingModule(ExportKernels):
     """Wraps an `AlbertClassifier` with in-graph preprocessing and named outputs."""
 
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
-                 max_seq_length=512, kernels="reference"):
+                 max_seq_length=512, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
         super().__init__(kernels)
+        check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
+        self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
+        self.text_feature_names = tuple(text_feature_names)
         self.classifier = self.traced_form(classifier)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         self.packer = AlbertInputPacker(
@@ -42,11 +50,12 @@ class ClassifierServingModule(ExportKernels):
         self.serve_token_ids = tf.function(self._serve_token_ids, input_signature=[ids_spec])
 
     def _serve_text(self, *texts):
-        packed = self.packer([self.tokenizer(text) for text in texts])
+        texts = checked_text(dict(zip(self.text_feature_names, texts)), self.max_batch_size, self.max_string_bytes)
+        packed = self.packer([self.tokenizer(texts[name]) for name in self.text_feature_names])
         return self._outputs(packed)
 
     def _serve_token_ids(self, inputs):
-        return self._outputs(inputs)
+        return self._outputs(checked_token_ids(inputs, self.max_batch_size))
 
     def _outputs(self, inputs):
         # An empty batch has no [CLS] column for the model to pool: answer it without the model.
@@ -71,11 +80,13 @@ class ClassifierServingModule(ExportKernels):
 
 
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
-                      max_seq_length=512, version=None, kernels="reference"):
-    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`;
-    returns that path."""
+                      max_seq_length=512, version=None, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+                      max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`, serving requests
+    of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path."""
     module = ClassifierServingModule(
         classifier, task.text_feature_names, task.labels, spm_model_file,
         do_lower_case=do_lower_case, max_seq_length=max_seq_length, kernels=kernels,
+        max_batch_size=max_batch_size, max_string_bytes=max_string_bytes,
     )
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)

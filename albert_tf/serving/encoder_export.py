@@ -10,6 +10,8 @@
 the same and every layer's output as `encoder_outputs_<i>` (a server copies every output it
 returns, so the per-layer outputs are sent only to the clients that ask). The kernel set the
 graph was traced with is recorded as the string variable `export_kernels`.
+The encoder's three inputs must have one shape; a request holds at most `max_batch_size` rows
+and (preprocessing) `max_string_bytes` bytes per string (`request_checks`).
 """
 
 import os
@@ -18,6 +20,8 @@ import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.export_kernels import ExportKernels
+from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
+                                              checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned_together
 from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
@@ -28,8 +32,10 @@ ENCODER_OUTPUTS_SIGNATURE = "serve_encoder_outputs"
 class EncoderModule(ExportKernels):
     """An `AlbertModel` behind a dict-in, dict-out `__call__`."""
 
-    def __init__(self, albert, kernels="reference"):
+    def __init__(self, albert, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE):
         super().__init__(kernels)
+        check_bounds(max_batch_size=max_batch_size)
+        self.max_batch_size = max_batch_size
         self.albert = self.traced_form(albert)
         spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
         self.__call__ = tf.function(self._encode, input_signature=[spec])
@@ -39,6 +45,7 @@ class EncoderModule(ExportKernels):
     def _encode(self, inputs):
         # An empty batch has no [CLS] column to pool: the model reads one row of padding instead,
         # and the outputs keep none of it (a slice of the whole tensor is free otherwise).
+        inputs = checked_token_ids(inputs, self.max_batch_size)
         shape = tf.shape(inputs["input_word_ids"])
         batch, length = shape[0], shape[1]
         padding = {name: tf.zeros([1, tf.maximum(length, 1)], tf.int32) for name in INPUT_NAMES}
@@ -69,8 +76,11 @@ class EncoderModule(ExportKernels):
 class PreprocessingModule(tf.Module):
     """Raw text -> the encoder's inputs, with ALBERT's normalisation and pair truncation."""
 
-    def __init__(self, spm_model_file, do_lower_case=True, seq_length=128, max_seq_length=512):
+    def __init__(self, spm_model_file, do_lower_case=True, seq_length=128, max_seq_length=512,
+                 max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_string_bytes=DEFAULT_MAX_STRING_BYTES):
         super().__init__()
+        check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
+        self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         special = dict(cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id, pad_id=self.tokenizer.pad_id)
         lengths = sorted({length for length in PACK_LENGTHS if length <= max_seq_length} | {seq_length})
@@ -86,28 +96,31 @@ class PreprocessingModule(tf.Module):
                 self.bert_pack_inputs.get_concrete_function([ragged] * count, seq_length=length)
 
     def _tokenize(self, strings):
-        return self.tokenizer(strings)
+        return self.tokenizer(checked_text({"strings": strings}, self.max_batch_size, self.max_string_bytes)["strings"])
 
     def _pack(self, segments, seq_length):
         return self.packers[str(seq_length)](list(segments))
 
     def _preprocess(self, strings):
-        return self._pack([self.tokenizer(strings)], self.default_seq_length)
+        return self._pack([self._tokenize(strings)], self.default_seq_length)
 
 
 def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None,
-                   kernels="reference"):
+                   kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+                   max_string_bytes=DEFAULT_MAX_STRING_BYTES):
     """Writes `<export_dir>/encoder/<version>` (traced with `kernels`) and
-    `<export_dir>/preprocessing/<version>`; returns both.
+    `<export_dir>/preprocessing/<version>`, serving requests of at most `max_batch_size` rows and
+    `max_string_bytes` bytes per string; returns both.
 
     Both get the same version (by default one above every existing version of either), so the
     preprocessing that goes with an encoder is the one with its number, and both appear together
     or neither does: a stopped export leaves no half pair for a rerun to trip on.
     """
-    encoder = EncoderModule(albert, kernels=kernels)
+    encoder = EncoderModule(albert, kernels=kernels, max_batch_size=max_batch_size)
     preprocessing = PreprocessingModule(
         spm_model_file, do_lower_case=do_lower_case, seq_length=seq_length,
-        max_seq_length=albert.config.max_position_embeddings,
+        max_seq_length=albert.config.max_position_embeddings, max_batch_size=max_batch_size,
+        max_string_bytes=max_string_bytes,
     )
     return tuple(save_versioned_together([
         (encoder, os.path.join(export_dir, "encoder"), encoder.signatures()),

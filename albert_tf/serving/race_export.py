@@ -4,8 +4,10 @@ Signatures:
     `serving_default`: `article`, `question` string [batch], `options` string [batch, 4]
         -> `logits`, `probabilities` float32 [batch, 4] (softmax over the options) and `choice`
         int32 [batch] (the index of the chosen option, 0-3 for A-D). An empty batch gets empty outputs.
-    `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, 4, seq]
-        -> the same outputs, for clients that build the rows themselves.
+    `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, 4, seq], all of
+        one shape -> the same outputs, for clients that build the rows themselves.
+A request holds at most `max_batch_size` questions (4 model rows each), a string at most
+`max_string_bytes` bytes (`request_checks`); past them it is an InvalidArgument error.
 
 The rows are built in the graph as `race.features.choice_rows` builds them: the option fills the
 question's "_" blanks (else follows it after a space), that text keeps its last `max_qa_length`
@@ -16,8 +18,11 @@ Each batch is padded to its longest row. The kernel set is recorded as in the cl
 import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.choices import MAX_RACE_QUESTIONS as DEFAULT_MAX_QUESTIONS
 from albert_tf.race.examples import NUM_CHOICES
 from albert_tf.serving.export_kernels import ExportKernels
+from albert_tf.serving.request_checks import (DEFAULT_MAX_STRING_BYTES, check_bounds,
+                                              checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertTextTokenizer
 
@@ -41,8 +46,10 @@ class RaceServingModule(ExportKernels):
     """Wraps an `AlbertMultipleChoice` with in-graph row building and named outputs."""
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=512, max_qa_length=128,
-                 kernels="reference"):
+                 kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS, max_string_bytes=DEFAULT_MAX_STRING_BYTES):
         super().__init__(kernels)
+        check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
+        self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
         if not 1 <= max_qa_length <= max_seq_length - 3:
             raise ValueError(f"a RACE export needs 1 <= max_qa_length <= max_seq_length - 3, got {max_qa_length} "
                              f"and {max_seq_length}")
@@ -54,9 +61,12 @@ class RaceServingModule(ExportKernels):
             tf.TensorSpec([None], tf.string, name="article"), tf.TensorSpec([None], tf.string, name="question"),
             tf.TensorSpec([None, NUM_CHOICES], tf.string, name="options")])
         ids_spec = {name: tf.TensorSpec([None, NUM_CHOICES, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.serve_token_ids = tf.function(self._outputs, input_signature=[ids_spec])
+        self.serve_token_ids = tf.function(self._serve_token_ids, input_signature=[ids_spec])
 
     def _serve_text(self, article, question, options):
+        texts = checked_text({"article": article, "question": question, "options": options}, self.max_batch_size,
+                             self.max_string_bytes)
+        article, question, options = texts["article"], texts["question"], texts["options"]
         qa = tf.cast(self.tokenizer(question_with_options(question, options)), tf.int32)
         qa = tf.ragged.boolean_mask(qa, tf.ragged.range(qa.row_lengths())
                                     >= (qa.row_lengths() - self.max_qa_length)[:, tf.newaxis])
@@ -80,6 +90,9 @@ class RaceServingModule(ExportKernels):
                               "input_mask": by_question(tf.ones_like(word_ids), 0),
                               "input_type_ids": by_question(type_ids, 0)})
 
+    def _serve_token_ids(self, inputs):
+        return self._outputs(checked_token_ids(inputs, self.max_batch_size))
+
     def _outputs(self, inputs):
         # An empty batch has no [CLS] column for the model to pool: answer it without the model.
         logits = tf.cond(tf.size(inputs["input_word_ids"]) > 0,
@@ -96,8 +109,11 @@ class RaceServingModule(ExportKernels):
 
 
 def export_race(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=512, max_qa_length=128,
-                version=None, kernels="reference"):
-    """Writes `<export_dir>/<version>/` for a float32 `AlbertMultipleChoice`; returns that path."""
+                version=None, kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS,
+                max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+    """Writes `<export_dir>/<version>/` for a float32 `AlbertMultipleChoice`, serving requests of at most
+    `max_batch_size` questions and `max_string_bytes` bytes per string; returns that path."""
     module = RaceServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
-                               max_qa_length=max_qa_length, kernels=kernels)
+                               max_qa_length=max_qa_length, kernels=kernels, max_batch_size=max_batch_size,
+                               max_string_bytes=max_string_bytes)
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)

@@ -8,7 +8,11 @@ Signatures:
         question's windows; "no answer" when it reaches the exported `null_score_diff_threshold`).
         An empty batch gets empty outputs.
     `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids`, `p_mask` int32
-        [batch, seq] -> the model's raw outputs, for clients that build windows themselves.
+        [windows, seq], all of one shape -> the model's raw outputs, for clients that build windows
+        themselves.
+A request holds at most `max_batch_size` questions, `max_windows` windows (also the rows of
+`serve_token_ids`) and `max_string_bytes` bytes per string (`request_checks`); past them it is an
+InvalidArgument error, raised before the windows are built.
 
 Everything runs in the graph (tensorflow-text), with the training tokenizer's normalisation.
 The paragraph is split on whitespace with byte offsets, each word tokenized on its own (pieces
@@ -26,6 +30,8 @@ import tensorflow_text as tf_text
 
 from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES,
+                                              DEFAULT_MAX_WINDOWS, check_bounds, checked_text, checked_token_ids)
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text_preprocessing import AlbertTextTokenizer, _char_classes
@@ -38,8 +44,12 @@ class SquadServingModule(tf.Module):
     """Wraps an `AlbertQuestionAnswering` with in-graph windowing and answer decoding."""
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=384, doc_stride=128,
-                 max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None):
+                 max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
+                 max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
         super().__init__()
+        check_bounds(max_batch_size=max_batch_size, max_windows=max_windows, max_string_bytes=max_string_bytes)
+        self.max_batch_size, self.max_windows, self.max_string_bytes = max_batch_size, max_windows, max_string_bytes
         if max_seq_length <= max_query_length + 3 or min(doc_stride, n_best_size, max_answer_length) < 1:
             raise ValueError(f"a SQuAD export needs max_seq_length > max_query_length + 3 and positive doc_stride, "
                              f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
@@ -87,10 +97,12 @@ class SquadServingModule(tf.Module):
         return per_example(ids), per_example(starts), per_example(ends)
 
     def _serve_text(self, question, context):
+        texts = checked_text({"question": question, "context": context}, self.max_batch_size, self.max_string_bytes)
+        question, context = texts["question"], texts["context"]
         query = tf.cast(self.tokenizer(question)[:, :self.max_query_length], tf.int32)
         ids, starts, ends = self._context_pieces(context)
         windows = Windows(tf.cast(query.row_lengths(), tf.int32), tf.cast(ids.row_lengths(), tf.int32),
-                          self.max_seq_length, self.doc_stride)
+                          self.max_seq_length, self.doc_stride, self.max_windows)
         positions = tf.ragged.range(windows.start, windows.start + windows.length)  # paragraph pieces [N, (M)]
         first_piece = tf.gather(tf.cast(ids.row_starts(), tf.int32), windows.question)
         doc = positions.with_flat_values(tf.gather(tf.cast(ids.flat_values, tf.int32), (
@@ -145,7 +157,7 @@ class SquadServingModule(tf.Module):
         return tf.cond(tf.size(inputs["input_word_ids"]) > 0, lambda: self.model(inputs, training=False), empty)
 
     def _serve_token_ids(self, inputs):
-        return self._model_outputs(inputs)
+        return self._model_outputs(checked_token_ids(inputs, self.max_windows, "max_windows"))
 
     def signatures(self):
         return {
@@ -156,12 +168,17 @@ class SquadServingModule(tf.Module):
 
 def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=384, doc_stride=128,
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
-                 version=None):
-    """Writes `<export_dir>/<version>/` for a float32 `AlbertQuestionAnswering`; returns that path."""
+                 version=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+    """Writes `<export_dir>/<version>/` for a float32 `AlbertQuestionAnswering`, serving requests of at most
+    `max_batch_size` questions, `max_windows` windows and `max_string_bytes` bytes per string; returns that
+    path."""
     module = SquadServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
                                 doc_stride=doc_stride, max_query_length=max_query_length, n_best_size=n_best_size,
                                 max_answer_length=max_answer_length,
-                                null_score_diff_threshold=null_score_diff_threshold)
+                                null_score_diff_threshold=null_score_diff_threshold,
+                                max_batch_size=max_batch_size, max_windows=max_windows,
+                                max_string_bytes=max_string_bytes)
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)
 
 

@@ -17,11 +17,16 @@ NO_SPAN = -1e30
 class Windows:
     """The windows of a batch of questions: flat [N] tensors over all windows of all questions."""
 
-    def __init__(self, query_lengths, num_pieces, max_seq_length, doc_stride):
+    def __init__(self, query_lengths, num_pieces, max_seq_length, doc_stride, max_windows=None):
         self.budget = max_seq_length - query_lengths - 3  # [B]: M, pieces per window
         stride = tf.minimum(self.budget, doc_stride)
-        self.per_question = tf.where(num_pieces > self.budget,
-                                     (num_pieces - self.budget + stride - 1) // stride + 1, 1)  # [B]
+        per_question = tf.where(num_pieces > self.budget, (num_pieces - self.budget + stride - 1) // stride + 1, 1)
+        if max_windows is not None:  # checked before any tensor sized by the windows is made
+            check = tf.debugging.assert_less_equal(tf.reduce_sum(per_question), max_windows, summarize=3, message=(
+                f"context: a request may make at most {max_windows} windows (max_windows, set at export)"))
+            with tf.control_dependencies([check]):
+                per_question = tf.identity(per_question)
+        self.per_question = per_question  # [B]
         self.question = tf.repeat(tf.range(tf.size(num_pieces)), self.per_question)  # [N]
         self.index = tf.ragged.range(self.per_question).flat_values  # [N], within its question
         self.start = self.index * tf.gather(stride, self.question)

@@ -4,6 +4,9 @@ import dataclasses
 import json
 
 import tensorflow as tf
+from absl import logging
+
+from albert_tf.json_fields import json_field, json_object, read_utf8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,11 +29,11 @@ def load_squad_json(path):
     """The `data` list of a SQuAD file (raises FileNotFoundError / ValueError naming the file)."""
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"{path}: no such SQuAD file")
-    with tf.io.gfile.GFile(path, "r") as handle:
-        try:
-            dataset = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not a JSON file ({error})") from None
+    text = read_utf8(path, "SQuAD")
+    try:
+        dataset = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not a JSON file ({error})") from None
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise ValueError(f'{path}: expected the official SQuAD layout {{"version": ..., "data": [...]}}')
     return dataset["data"]
@@ -42,37 +45,49 @@ def read_squad_examples(path, is_training, version_2_with_negative):
     For training each answerable question must have exactly one answer (the official train
     files do); dev files keep all their answers for the metrics, which read the JSON itself.
     Without `version_2_with_negative` an unanswerable question is an error, not a silent skip.
+    A training answer whose text is not the context's at its `answer_start` is skipped, as the
+    original skips it ("Could not find answer"), with one warning giving the count. A field of the
+    wrong JSON type is a ValueError naming the file, the question and the field.
     """
-    examples = []
-    for article in load_squad_json(path):
-        for paragraph in article.get("paragraphs", []):
-            context = _field(paragraph, "context", path, "paragraph")
-            for qa in _field(paragraph, "qas", path, "paragraph"):
-                qas_id = _field(qa, "id", path, "question")
-                where = f"{path}: question {qas_id}"
-                is_impossible = bool(qa.get("is_impossible", False))
+    examples, mismatched = [], []
+    for article_number, article in enumerate(load_squad_json(path)):
+        where = f"{path}: article {article_number}"
+        for paragraph in json_field(json_object(article, where), "paragraphs", list, where):
+            where = f"{path}: a paragraph of article {article_number}"
+            context = json_field(json_object(paragraph, where), "context", str, where)
+            for qa in json_field(paragraph, "qas", list, where):
+                qas_id = json_field(json_object(qa, f"{where}: a question"), "id", str, f"{where}: a question")
+                where_qa = f"{path}: question {qas_id}"
+                is_impossible = json_field(qa, "is_impossible", bool, where_qa, default=False)
                 if is_impossible and not version_2_with_negative:
-                    raise ValueError(f"{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
+                    raise ValueError(f"{where_qa} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
                                      "--version_2_with_negative")
+                question = json_field(qa, "question", str, where_qa)
+                answers = [_answer(answer, context, where_qa)
+                           for answer in json_field(qa, "answers", list, where_qa, default=None) or []]
                 answer_text, start_position = None, None
                 if is_training:
-                    answers = _field(qa, "answers", path, f"question {qas_id}")
+                    json_field(qa, "answers", list, where_qa)
                     if not is_impossible and len(answers) != 1:
-                        raise ValueError(f"{where}: a training question needs exactly 1 answer, "
+                        raise ValueError(f"{where_qa}: a training question needs exactly 1 answer, "
                                          f"got {len(answers)}")
-                    answer_text, start_position = "", -1
-                    if not is_impossible:
-                        answer_text = answers[0]["text"]
-                        start_position = answers[0]["answer_start"]
-                        if not 0 <= start_position < len(context) or not answer_text:
-                            raise ValueError(f"{where}: answer_start {start_position} / text "
-                                             f"{answer_text!r} is not a span of its context")
-                examples.append(SquadExample(qas_id, _field(qa, "question", path, f"question {qas_id}"),
-                                             context, answer_text, start_position, is_impossible))
+                    answer_text, start_position = ("", -1) if is_impossible else answers[0]
+                    if not is_impossible and context[start_position:start_position + len(answer_text)] != answer_text:
+                        mismatched.append(qas_id)
+                        continue
+                examples.append(SquadExample(qas_id, question, context, answer_text, start_position, is_impossible))
+    if mismatched:
+        logging.warning("%s: %d training answers skipped, their text is not the context's at answer_start "
+                        "(first: question %s)", path, len(mismatched), mismatched[0])
     return examples
 
 
-def _field(record, name, path, what):
-    if name not in record:
-        raise ValueError(f"{path}: a {what} lacks the field {name!r}")
-    return record[name]
+def _answer(answer, context, where):
+    """(text, answer_start) of an answer object, checked to lie inside `context`."""
+    where = f"{where}: an answer"
+    text = json_field(json_object(answer, where), "text", str, where)
+    start = json_field(answer, "answer_start", int, where)
+    if not text or start < 0 or start + len(text) > len(context):
+        raise ValueError(f"{where}: answer_start {start} / text {text!r} is not a span of its context "
+                         f"({len(context)} characters)")
+    return text, start

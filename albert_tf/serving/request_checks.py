@@ -1,0 +1,62 @@
+"""Checks on one served request, made in the graph before the work they guard.
+
+Token ids: every input must have the shape of `input_word_ids` (the model would broadcast a
+mask of another shape, or not read it at all). Raw text: a request may hold at most
+`max_batch_size` rows and `max_string_bytes` bytes in any string (and a SQuAD request at most
+`max_windows` windows, `squad_windows.Windows`), so that one request cannot exhaust the server.
+The bounds are export-time arguments (docs/serving.md); a request past one, or with inputs of
+different row counts, fails with an InvalidArgument error naming the input and the bound.
+"""
+
+import tensorflow as tf
+
+from albert_tf.choices import MAX_BATCH_SIZE as DEFAULT_MAX_BATCH_SIZE
+from albert_tf.choices import MAX_STRING_BYTES as DEFAULT_MAX_STRING_BYTES
+from albert_tf.choices import MAX_WINDOWS as DEFAULT_MAX_WINDOWS
+
+_SUMMARIZE = 3  # values of a failed check shown after its message
+
+
+def check_bounds(**bounds):
+    """Raises ValueError naming a bound that is not a positive int."""
+    for name, value in bounds.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _after(checks, inputs):
+    """`inputs` (a dict of tensors) as values that exist only once `checks` passed."""
+    with tf.control_dependencies(checks):
+        return {name: tf.identity(value) for name, value in inputs.items()}
+
+
+def _rows_checks(inputs, max_rows, bound_name):
+    first, first_value = next(iter(inputs.items()))
+    rows = tf.shape(first_value)[0]
+    checks = [tf.debugging.assert_less_equal(rows, max_rows, summarize=_SUMMARIZE, message=(
+        f"{first}: a request may hold at most {max_rows} rows ({bound_name}, set at export)"))]
+    checks += [tf.debugging.assert_equal(tf.shape(value)[0], rows, summarize=_SUMMARIZE, message=(
+        f"{name} must have as many rows as {first}")) for name, value in inputs.items() if name != first]
+    return checks
+
+
+def checked_token_ids(inputs, max_rows, bound_name="max_batch_size"):
+    """`inputs` (a dict with `input_word_ids`) once each input has the shape of `input_word_ids` and
+    there are at most `max_rows` rows."""
+    shape = tf.shape(inputs["input_word_ids"])
+    checks = [tf.debugging.assert_equal(tf.shape(value), shape, summarize=_SUMMARIZE, message=(
+        f"{name} must have the shape of input_word_ids")) for name, value in inputs.items()
+        if name != "input_word_ids"]
+    return _after(checks + _rows_checks({"input_word_ids": inputs["input_word_ids"]}, max_rows, bound_name),
+                  inputs)
+
+
+def checked_text(texts, max_batch_size, max_string_bytes):
+    """`texts` (a dict of string tensors, rows first) once they have equally many rows, at most
+    `max_batch_size`, and no string longer than `max_string_bytes` bytes."""
+    checks = _rows_checks(texts, max_batch_size, "max_batch_size")
+    checks += [tf.debugging.assert_less_equal(
+        tf.reduce_max(tf.concat([tf.reshape(tf.strings.length(value), [-1]), [0]], 0)), max_string_bytes,
+        summarize=_SUMMARIZE, message=f"{name}: a string may hold at most {max_string_bytes} bytes "
+                                      "(max_string_bytes, set at export)") for name, value in texts.items()]
+    return _after(checks, texts)
