@@ -136,7 +136,7 @@ def start_message(output_dir):
     """One line: what `output_dir` holds and what fine-tuning will do with it."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.checkpoint_formats import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
 
     latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     if latest is None:

@@ -12,7 +12,7 @@ def model_config(flag_values):
     """The model's `AlbertConfig` from a script's flags: `--albert_config_file` when it was given;
     otherwise, when `--init_checkpoint` is a Hugging Face checkpoint or keras-hub preset, the config
     it carries; otherwise the flag's default file."""
-    from albert_tf.interop.formats import foreign_config  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import foreign_config  # pylint: disable=g-import-not-at-top
 
     if not flag_values["albert_config_file"].present and flag_values.init_checkpoint:
         config = foreign_config(flag_values.init_checkpoint)

@@ -1,4 +1,4 @@
-"""`python -m albert_tf.convert`: HF -> TF1 -> HF and TF1 -> keras-hub, outputs checked against the libraries."""
+"""`python -m albert_cli.convert`: HF -> TF1 -> HF and TF1 -> keras-hub, outputs checked against the libraries."""
 
 import json
 import os
@@ -19,7 +19,7 @@ SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 
 def _convert(*args):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": parity.REPO}
-    return subprocess.run([sys.executable, "-m", "albert_tf.convert", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "albert_cli.convert", *args], capture_output=True, text=True,
                           env=env, cwd=parity.REPO)
 
 

@@ -1,4 +1,4 @@
-"""`albert_tf.interop.formats`: one entry point that recognises HF and keras-hub directories, and
+"""`albert_tf.checkpoints.formats`: one entry point that recognises HF and keras-hub directories, and
 `init_from_group0` for them (a 2-group model from a 1-group checkpoint computes the same function)."""
 
 import keras_hub
@@ -6,9 +6,9 @@ import numpy as np
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoints import load, save_tf1_checkpoint
-from albert_tf.interop import formats
-from albert_tf.interop.keras_hub import save_keras_hub_preset
+from albert_tf.checkpoints import load, load_foreign, save_tf1_checkpoint
+from albert_tf.checkpoints import formats
+from albert_tf.checkpoints.keras_hub import save_keras_hub_preset
 
 CONFIG = parity._grouped_config().replace(num_hidden_groups=1, inner_group_num=1)
 
@@ -30,16 +30,16 @@ def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
     assert formats.foreign_format(tmp_path / "tf1") is None
     assert _model_keys(formats.foreign_config(tmp_path / "hf")) == _model_keys(CONFIG)
     assert _model_keys(formats.foreign_config(tmp_path / "preset")) == _model_keys(CONFIG)
-    assert formats.load_foreign(AlbertModel(CONFIG), tmp_path / "tf1") is None
-    assert len(formats.load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
-    assert len(formats.load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
+    assert load_foreign(AlbertModel(CONFIG), tmp_path / "tf1") is None
+    assert len(load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
+    assert len(load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
 
 
 def test_init_from_group0_copies_group_0_into_every_group(tmp_path):
     hf_model = parity._hf_model(CONFIG, seed=3)
     hf_model.save_pretrained(tmp_path)
     model = AlbertPretrainingModel(CONFIG.replace(num_hidden_groups=2))
-    report = formats.load_foreign(model, tmp_path, init_from_group0=True)
+    report = load_foreign(model, tmp_path, init_from_group0=True)
     assert report.missing == () and len(report.sources) == 16
     assert all(source.startswith("bert/encoder/transformer/group_0/") for source in report.sources.values())
     inputs = parity._inputs(CONFIG.vocab_size)
@@ -73,7 +73,7 @@ def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     import subprocess
     import sys
 
-    from albert_tf.interop.huggingface import save_huggingface_checkpoint
+    from albert_tf.checkpoints.huggingface import save_huggingface_checkpoint
 
     config = AlbertConfig.from_json_file(os.path.join(parity.REPO, "configs", "albert_tiny.json")).replace(
         intermediate_size=256)  # the bundled default (512) would not fit these weights

@@ -17,15 +17,15 @@ from safetensors.numpy import load_file, save_file
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoint_names import tf1_variables
+from albert_tf.checkpoints import tf1_variables
 from albert_tf.checkpoints import CheckpointMismatchError
-from albert_tf.interop.architecture import ARCHITECTURE_KEYS
-from albert_tf.interop.huggingface import (
+from albert_tf.checkpoints.architecture import ARCHITECTURE_KEYS
+from albert_tf.checkpoints.huggingface import (
     albert_config_from_huggingface,
     is_huggingface_dir,
-    load_huggingface,
     save_huggingface_checkpoint,
 )
+from albert_tf.checkpoints.loading import load_huggingface
 from albert_tf.tokenization import AlbertTokenizer
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")

@@ -22,7 +22,7 @@ SCRIPTS = [
      "--model_prefix=out/30k \\", "--vocab_size"),
     (["-m", "data_prep.beam_pipeline"], "python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\",
      "--dupe_factor"),
-    (["-m", "albert_tf.convert"], "albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1", "--format"),
+    (["-m", "albert_cli.convert"], "albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1", "--format"),
     (["-m", "albert_cli.experiments"], "albert-experiments sharing --output_dir=output/experiments/sharing", "--scale"),
 ]
 # Printed when the module is imported (`import time: self | cumulative | name`).

@@ -1,0 +1,63 @@
+"""Converts ALBERT weights between formats: Hugging Face, keras-hub presets and the original's TF1.
+
+    albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1
+
+(`python -m albert_cli.convert ...` in a checkout.) The input format is recognised (an HF directory, a keras-hub
+preset, or a TF1 checkpoint with `--albert_config_file`, by default the `albert_config.json` beside it); the model it
+holds (backbone, pretraining heads or a classifier) is loaded strictly and written in `--format`. The SentencePiece
+model travels along when the input has one.
+"""
+
+import os
+
+from absl import flags
+
+from albert_tf.cli import UsageError, require, run_main
+from albert_tf.io_utils import atomic_directory
+
+# Not from albert_tf.convert: --help answers before TensorFlow is imported.
+FORMATS = ("hf", "keras_hub", "tf1")
+TF1_CONFIG_NAME = "albert_config.json"
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("from", None, "Input: an HF checkpoint directory, a keras-hub preset or a TF1 checkpoint.")
+flags.DEFINE_string("to", None, "Output directory (created; must not hold files).")
+flags.DEFINE_enum("format", None, FORMATS, "Output format.")
+flags.DEFINE_string("albert_config_file", None, f"TF1 input only: its config (default: {TF1_CONFIG_NAME} beside it).")
+flags.DEFINE_string("spm_model_file", None, "SentencePiece model to write along (default: the input's own).")
+flags.DEFINE_bool("do_lower_case", True, "HF output: the tokenizer lowercases (the English models are uncased).")
+flags.DEFINE_bool("erf_gelu_as_tanh", False, "HF input: read hidden_act 'gelu' (erf) as the original's tanh GELU.")
+
+
+def main(argv):
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    source, target = FLAGS["from"].value, FLAGS.to
+    require(source and target and FLAGS.format, "--from, --to and --format are required")
+    require(os.path.exists(source) or os.path.exists(source + ".index"), f"--from: {source} does not exist")
+    require(not os.path.exists(target) or (os.path.isdir(target) and not os.listdir(target)),
+            f"--to: {target} exists and is not an empty directory")
+    require(FLAGS.spm_model_file is None or os.path.isfile(FLAGS.spm_model_file),
+            f"--spm_model_file: {FLAGS.spm_model_file} does not exist")
+    from albert_tf.convert import read_any, write  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
+
+    try:
+        model, report, spm_model_file = read_any(source, FLAGS.albert_config_file, FLAGS.erf_gelu_as_tanh)
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        raise UsageError(f"--from {source}: {error}") from None
+    try:
+        with atomic_directory(target) as staging:  # --to appears only complete.
+            left_out = write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file, FLAGS.do_lower_case)
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        raise UsageError(f"--to {target}: {error}") from None
+    print(report)
+    print(f"Wrote {type(model).__name__} as {FLAGS.format} to {target}"
+          + (f"; left out {left_out}." if left_out else "."))
+
+
+def console_main():
+    """The `albert-convert` command (`python -m albert_cli.convert`)."""
+    run_main(main, help_module=__name__)
+
+
+if __name__ == "__main__":
+    console_main()
