@@ -23,10 +23,16 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("from", None, "Input: an HF checkpoint directory, a keras-hub preset or a TF1 checkpoint.")
 flags.DEFINE_string("to", None, "Output directory (created; must not hold files).")
 flags.DEFINE_enum("format", None, FORMATS, "Output format.")
-flags.DEFINE_string("albert_config_file", None, f"TF1 input only: its config (default: {TF1_CONFIG_NAME} beside it).")
+flags.DEFINE_string("albert_config_file", None, f"TF1 input or our run's output: its config (default: the {TF1_CONFIG_NAME} beside it, which our runs write).")
+flags.DEFINE_bool("backbone_only", False, "Convert the backbone alone, leaving out the input's heads (MLM, SOP, classifier, SQuAD); without it every weight is converted, or the command refuses.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model to write along (default: the input's own).")
 flags.DEFINE_bool("do_lower_case", True, "HF output: the tokenizer lowercases (the English models are uncased).")
 flags.DEFINE_bool("erf_gelu_as_tanh", False, "HF input: read hidden_act 'gelu' (erf) as the original's tanh GELU.")
+
+
+def _heads_error(source, error):
+    return UsageError(f"--from {source} holds the {', '.join(error.heads)}, which {error.place} cannot hold; "
+                      "pass --backbone_only to convert the backbone alone")
 
 
 def main(argv):
@@ -38,20 +44,31 @@ def main(argv):
             f"--to: {target} exists and is not an empty directory")
     require(FLAGS.spm_model_file is None or os.path.isfile(FLAGS.spm_model_file),
             f"--spm_model_file: {FLAGS.spm_model_file} does not exist")
-    from albert_tf.convert import read_any, write  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
+    from albert_tf.checkpoints import formats  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
+    from albert_tf.convert import NoPlaceForHeads, read_any, write  # pylint: disable=g-import-not-at-top
+
+    require(FLAGS.albert_config_file or formats.foreign_format(source) or formats.albert_config_file(source),
+            f"--from {source}: no {TF1_CONFIG_NAME} beside it; pass the checkpoint's config as --albert_config_file")
 
     try:
-        model, report, spm_model_file = read_any(source, FLAGS.albert_config_file, FLAGS.erf_gelu_as_tanh)
+        model, report, spm_model_file = read_any(source, FLAGS.albert_config_file, FLAGS.erf_gelu_as_tanh,
+                                                 FLAGS.backbone_only)
+    except NoPlaceForHeads as error:
+        raise _heads_error(source, error) from None
     except (ValueError, FileNotFoundError, TypeError) as error:
         raise UsageError(f"--from {source}: {error}") from None
     try:
         with atomic_directory(target) as staging:  # --to appears only complete.
-            left_out = write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file, FLAGS.do_lower_case)
+            write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file, FLAGS.do_lower_case)
+    except NoPlaceForHeads as error:
+        raise _heads_error(source, error) from None
     except (ValueError, FileNotFoundError, TypeError) as error:
         raise UsageError(f"--to {target}: {error}") from None
+    except OSError as error:  # a read-only or full --to: atomic_directory has removed its staging copy
+        raise UsageError(f"--to {target}: cannot write ({error.strerror or error})") from None
     print(report)
     print(f"Wrote {type(model).__name__} as {FLAGS.format} to {target}"
-          + (f"; left out {left_out}." if left_out else "."))
+          + (f"; left out {', '.join(report.other_heads)} (--backbone_only)." if FLAGS.backbone_only and report.other_heads else "."))
 
 
 def console_main():
