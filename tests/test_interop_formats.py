@@ -1,6 +1,8 @@
 """`albert_tf.checkpoints.formats`: one entry point that recognises HF and keras-hub directories, and
 `init_from_group0` for them (a 2-group model from a 1-group checkpoint computes the same function)."""
 
+import os
+
 import keras_hub
 import numpy as np
 
@@ -69,7 +71,6 @@ def test_the_one_loader_reads_both_and_a_classifier_takes_the_backbone(tmp_path)
 def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     """No --albert_config_file: export_encoder.py (as run_classifier.py, run_pretraining.py,
     run_squad.py and run_race.py) builds the model from the HF directory's own config.json."""
-    import os
     import subprocess
     import sys
 
@@ -91,3 +92,18 @@ def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     given = export(f"--export_dir={tmp_path / 'hub2'}",
                    f"--albert_config_file={os.path.join(parity.REPO, 'configs', 'albert_tiny.json')}")
     assert given.returncode == 2 and "intermediate_size 256 (the model has 512)" in given.stderr  # the given file wins
+
+
+def test_fine_tuning_takes_the_config_beside_init_checkpoint(tmp_path):
+    """Issue 39: a released tarball's or our run's `albert_config.json` is found without --albert_config_file."""
+    from absl import flags  # pylint: disable=g-import-not-at-top
+
+    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+
+    flag_values = flags.FlagValues()
+    flags.DEFINE_string("albert_config_file", os.path.join(parity.REPO, "configs", "albert_tiny.json"), "",
+                        flag_values=flag_values)
+    flags.DEFINE_string("init_checkpoint", None, "", flag_values=flag_values)
+    CONFIG.to_json_file(str(tmp_path / "albert_config.json"))
+    flag_values(["run", f"--init_checkpoint={tmp_path / 'model.ckpt-best'}"])
+    assert _model_keys(model_config(flag_values)) == _model_keys(CONFIG)
