@@ -482,3 +482,22 @@ def test_every_model_type_is_named_loaded_and_checked_on_resume(kind, tmp_path):
 def test_resume_check_compares_the_squad_head(tmp_path):
     prefix = _object_checkpoint(EVERY_MODEL["squad_v1"](_config()), str(tmp_path / "ckpt-1"))
     assert "start_logits/dense/kernel: missing" in mismatches(prefix, EVERY_MODEL["squad_v2"](_config()))
+
+
+@pytest.mark.parametrize("kind", ["squad_v1", "race"])
+def test_a_compiled_models_output_with_its_optimizer_starts_the_other_runners(kind, tmp_path):
+    """Issue 40: SQuAD and RACE `best/model` hold the compiled model's optimizer (its slots under
+    `model/optimizer/...`); another runner's --init_checkpoint skips them and takes the backbone."""
+    import keras  # pylint: disable=g-import-not-at-top
+
+    source = _randomize(EVERY_MODEL[kind](_config()), seed=12)
+    source.compile(optimizer=keras.optimizers.Adam())
+    source.optimizer.build(source.trainable_variables)  # the slots a trained run holds
+    prefix = tf.train.Checkpoint(model=source).write(str(tmp_path / "best" / "model"))
+    assert any("optimizer" in name for name, _ in tf.train.list_variables(prefix))
+
+    target = EVERY_MODEL["squad_v1" if kind == "race" else "classifier"](_config())
+    report = load(target, str(tmp_path))
+    assert report.unexpected() == ([], []) and len(report.new_heads) == len(report.other_heads) == 1
+    assert any("optimizer" in name for name in report.skipped)
+    np.testing.assert_array_equal(target.albert.pooler.kernel.numpy(), source.albert.pooler.kernel.numpy())

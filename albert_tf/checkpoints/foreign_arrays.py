@@ -37,7 +37,9 @@ def stored_from_arrays(model, arrays, table, source, file_format, ignored=()):
         translated = table.to_tf1(foreign_name)
         if any(fnmatch.fnmatchcase(foreign_name, pattern) for pattern in ignored):
             skipped.append(foreign_name)
-        elif translated is None:
+            continue
+        _check_weight(array, foreign_name, source)
+        if translated is None:
             values[foreign_name] = array
         elif projection_size and translated[0] in (PROJECTION_KERNEL, PROJECTION_BIAS):
             _check_identity(array, translated[0], projection_size, foreign_name, source)
@@ -60,6 +62,19 @@ def stored_from_arrays(model, arrays, table, source, file_format, ignored=()):
         skipped=tuple(sorted(skipped)),
         foreign_names=foreign_names,
     )
+
+
+def _check_weight(array, foreign_name, source):
+    """A weight is a finite floating-point array of rank >= 1; anything else is refused, not cast."""
+    if not hasattr(array, "dtype") or not hasattr(array, "ndim"):
+        raise ValueError(f"{source}: {foreign_name} is a {type(array).__name__}, not a tensor.")
+    if array.ndim == 0:
+        raise ValueError(f"{source}: {foreign_name} is a 0-d tensor (a scalar); ALBERT's weights are arrays.")
+    if not (np.issubdtype(array.dtype, np.floating) or array.dtype.name == "bfloat16"):
+        raise ValueError(f"{source}: {foreign_name} has dtype {array.dtype}; expected floating-point weights "
+                         "(not cast: integer weights are not a trained model's).")
+    if not np.isfinite(array.astype(np.float32)).all():
+        raise ValueError(f"{source}: {foreign_name} holds NaN or infinite values.")
 
 
 def _check_identity(array, tf1_name, size, foreign_name, source):

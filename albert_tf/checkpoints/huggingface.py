@@ -112,6 +112,9 @@ def read_huggingface_weights(directory):
         arrays, source = _read_safetensors(safetensors_path), safetensors_path
     elif os.path.isfile(index_path):
         weight_map = architecture.read_json(index_path).get("weight_map", {})
+        if not isinstance(weight_map, dict) or not all(isinstance(name, str) for name in weight_map.values()):
+            raise ValueError(f"{index_path}: `weight_map` must be an object of {{weight name: file name}}, "
+                             f"got {type(weight_map).__name__}.")
         arrays, source = {}, index_path
         for name in sorted(set(weight_map.values())):
             arrays.update(_read_safetensors(os.path.join(directory, name)))
@@ -230,7 +233,7 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     Returns:
         The directory written.
     """
-    from safetensors.numpy import save_file  # pylint: disable=g-import-not-at-top
+    from safetensors.numpy import save  # pylint: disable=g-import-not-at-top
 
     if type(model).__name__ not in ARCHITECTURES:
         raise TypeError(f"save_huggingface_checkpoint: expected one of {list(ARCHITECTURES)}, "
@@ -245,8 +248,8 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_huggingface_checkpoint: spm_model_file {spm_model_file} does not exist.")
     os.makedirs(directory, exist_ok=True)
-    with atomic_output(os.path.join(directory, SAFETENSORS_NAME)) as path:
-        save_file(arrays, path, metadata={"format": "pt"})  # transformers requires the format key.
+    with atomic_open(os.path.join(directory, SAFETENSORS_NAME), "wb") as handle:  # the mode config.json gets
+        handle.write(save(arrays, metadata={"format": "pt"}))  # transformers requires the format key.
     if spm_model_file is not None:
         with atomic_output(os.path.join(directory, SPM_NAME)) as path:
             shutil.copyfile(spm_model_file, path)

@@ -15,6 +15,8 @@ from albert_tf.checkpoints.stored import StoredWeights
 
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _VARIABLE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+# Where a compiled Keras model keeps its optimizer.
+OPTIMIZER_ATTRIBUTES = ("optimizer", "_optimizer")
 
 
 class _ModelParts(tf.Module):
@@ -79,13 +81,15 @@ def model_weight_keys(prefix):
 
 
 def _paths_from(view, start):
-    """{node id: `model/...` path} of every object reachable from `start`, breadth first."""
+    """{node id: `model/...` path} of every object reachable from `start`, breadth first, not
+    through an optimizer: a compiled Keras model tracks its optimizer (SQuAD and RACE outputs'
+    `best/model` hold its slots), whose state is not the model's weights."""
     paths = {start: MODEL_KEY}
     queue = collections.deque([start])
     while queue:
         node = queue.popleft()
         for child_name, child in view.children(node).items():
-            if child not in paths:
+            if child not in paths and child_name not in OPTIMIZER_ATTRIBUTES:
                 paths[child] = f"{paths[node]}/{child_name}"
                 queue.append(child)
     return paths
