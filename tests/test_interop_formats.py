@@ -36,6 +36,19 @@ def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
     assert len(load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
     assert len(load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
 
+    # Issue 39: one call reads config and weights from each directory, for every model class.
+    CONFIG.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))  # as in a released tarball
+    from albert_tf.models.multiple_choice_model import AlbertMultipleChoice  # pylint: disable=g-import-not-at-top
+    from albert_tf.models.question_answering_model import AlbertQuestionAnswering  # pylint: disable=g-import-not-at-top
+
+    for make, directory, loaded in ((AlbertPretrainingModel.from_pretrained, "hf", 32),
+                                    (AlbertModel.from_pretrained, "preset", 25),
+                                    (lambda path: AlbertClassifier.from_pretrained(path, num_labels=3), "tf1", 25),
+                                    (AlbertQuestionAnswering.from_pretrained, "hf", 25),
+                                    (AlbertMultipleChoice.from_pretrained, "preset", 25)):
+        model = make(str(tmp_path / directory))
+        assert _model_keys(model.config) == _model_keys(CONFIG) and len(model.load_report.loaded) == loaded, directory
+
 
 def test_init_from_group0_copies_group_0_into_every_group(tmp_path):
     hf_model = parity._hf_model(CONFIG, seed=3)
