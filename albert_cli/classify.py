@@ -139,7 +139,7 @@ def start_message(output_dir):
     """One line: what `output_dir` holds and what fine-tuning will do with it."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.checkpoint_formats import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
 
     latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     if latest is None:
@@ -152,6 +152,7 @@ def start_message(output_dir):
 
 
 def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
+    from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
     from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
 
     sys.stderr.write(start_message(output_dir) + "\n")
@@ -164,6 +165,7 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
             task, classifier, optimizer, train_data.dataset(FLAGS.train_batch_size, training=True, seed=seed),
             eval_sets, FLAGS.train_step, FLAGS.save_checkpoints_steps, output_dir,
             keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
+    write_model_files(output_dir, config, FLAGS.spm_model_file)  # beside the checkpoints, for every tool
     logging.info("seed %d: best %s at step %d: %s", seed, task.selection_metric, best["step"], best["metrics"])
     return best
 

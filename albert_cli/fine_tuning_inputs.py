@@ -11,16 +11,19 @@ from albert_tf.tokenization import AlbertTokenizer
 
 def model_config(flag_values):
     """The model's `AlbertConfig` from a script's flags: `--albert_config_file` when it was given;
-    otherwise, when `--init_checkpoint` is a Hugging Face checkpoint or keras-hub preset, the config
-    it carries; otherwise the flag's default file."""
-    from albert_tf.interop.formats import foreign_config  # pylint: disable=g-import-not-at-top
+    otherwise the config `--init_checkpoint` carries (a Hugging Face checkpoint's or keras-hub
+    preset's, or the `albert_config.json` beside a released tarball's or our runs' checkpoints);
+    otherwise the flag's default file."""
+    from albert_tf.checkpoints import albert_config_file, foreign_config  # pylint: disable=g-import-not-at-top
 
+    config_file = flag_values.albert_config_file
     if not flag_values["albert_config_file"].present and flag_values.init_checkpoint:
         config = foreign_config(flag_values.init_checkpoint)
         if config is not None:
             return config
+        config_file = albert_config_file(flag_values.init_checkpoint) or config_file
     try:
-        return AlbertConfig.from_json_file(flag_values.albert_config_file)
+        return AlbertConfig.from_json_file(config_file)
     except ValueError as error:
         raise UsageError(f"--albert_config_file: {error}") from None
 

@@ -23,7 +23,7 @@ import sys
 
 from absl import flags
 
-from albert_cli.bundled import TINY_CONFIG
+from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import (TERMINATED_EXIT_CODE, UsageError, prefer_onednn, require, require_output_dir,
@@ -242,6 +242,7 @@ def main(argv):
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
     from albert_tf.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
     from albert_tf.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
@@ -289,6 +290,7 @@ def main(argv):
     except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
         raise UsageError(cannot_resume(FLAGS.output_dir, error)) from None
     if FLAGS.do_train and trainer.is_chief:  # steps after the restored checkpoint are redone
+        write_model_files(FLAGS.output_dir, config, None if FLAGS.input_file else SPM_MODEL)  # for every tool
         drop_records_after(FLAGS.output_dir, run.restored_step or 0)
     if run.restored_step is None and FLAGS.init_checkpoint:
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top

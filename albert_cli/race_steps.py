@@ -12,6 +12,7 @@ from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
+from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.distribute import per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune
 from albert_tf.glue.training import build_optimizer
@@ -111,6 +112,7 @@ def train(config, strategy, tokenizer, cache_dir, dev):
                          "accuracy", FLAGS.train_step, FLAGS.save_checkpoints_steps, FLAGS.output_dir,
                          keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile,
                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    write_model_files(FLAGS.output_dir, config, FLAGS.spm_model_file)  # beside the checkpoints, for every tool
     logging.info("best dev accuracy at step %d: %s", best["step"], best["metrics"])
 
 

@@ -12,7 +12,7 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.checkpoint_formats import TRAINING_CHECKPOINT_DIR
+from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
 from albert_tf.cli import UsageError
 from albert_tf.io_utils import write_json
 

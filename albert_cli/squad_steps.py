@@ -11,6 +11,7 @@ from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_tf.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
+from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.distribute import per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics
 from albert_tf.glue.training import build_optimizer
@@ -122,6 +123,7 @@ def train(config, strategy, tokenizer, cache_dir, dev):
         best = fine_tune(model, optimizer, train_data.dataset(FLAGS.train_batch_size, training=True), evaluate,
                          "f1", train_steps, min(FLAGS.save_checkpoints_steps, train_steps), FLAGS.output_dir,
                          keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
+    write_model_files(FLAGS.output_dir, config, FLAGS.spm_model_file)  # beside the checkpoints, for every tool
     logging.info("trained %d steps (%d warmup); best F1 at step %d: %s", train_steps, warmup_steps, best["step"],
                  best["metrics"])
 

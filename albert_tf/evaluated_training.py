@@ -16,7 +16,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.checkpoint_formats import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
+from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
 from albert_tf.resume_check import cannot_resume, check_resumable, mismatches

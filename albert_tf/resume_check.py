@@ -75,14 +75,11 @@ def fall_back_to_intact(directory, flag="--output_dir"):
 
 def mismatches(prefix, model):
     """None if the checkpoint at `prefix` holds every variable of `model` with its shape, else a
-    short description of what differs. Models without TF1 names (SQuAD, RACE) are not compared."""
-    from albert_tf.checkpoint_formats import open_weights  # pylint: disable=g-import-not-at-top
-    from albert_tf.checkpoint_names import tf1_variables  # pylint: disable=g-import-not-at-top
+    short description of what differs. Every ALBERT model is compared: pretraining, classifier,
+    backbone, SQuAD and RACE."""
+    from albert_tf.checkpoints import open_weights, tf1_variables  # pylint: disable=g-import-not-at-top
 
-    try:
-        variables = tf1_variables(model)
-    except TypeError:
-        return None
+    variables = tf1_variables(model)
     shapes = open_weights(prefix, model).shapes
     problems = [f"{name}: {shapes[name]} stored, {list(variable.shape)} expected" if name in shapes
                 else f"{name}: missing" for name, variable in variables.items()

@@ -4,7 +4,7 @@ ALBERT, both built from the same weights.
 One `AlbertClassifier` (random weights, 2 labels) is exported with each export kernel set
 (`reference`, `cpu_serving`) and loaded back with `tf.saved_model.load`; the same weights are
 written as an HF `AlbertForSequenceClassification` checkpoint
-(`albert_tf.interop.huggingface.save_huggingface_checkpoint`), exported to ONNX with
+(`albert_tf.checkpoints.save_huggingface_checkpoint`), exported to ONNX with
 `torch.onnx.export`, optimized with `onnxruntime.transformers` (float32) and, for the int8 row,
 quantized with `onnxruntime.quantization.quantize_dynamic`. Cases, at every
 shape:
@@ -111,7 +111,7 @@ def export_onnx(classifier, workdir, int8):
     import torch
     import transformers
 
-    from albert_tf.interop.huggingface import save_huggingface_checkpoint
+    from albert_tf.checkpoints.huggingface import save_huggingface_checkpoint
 
     hf_dir = save_huggingface_checkpoint(classifier, os.path.join(workdir, "hf"), spm_model_file=SPM_MODEL)
     model = transformers.AlbertForSequenceClassification.from_pretrained(hf_dir).eval()

@@ -105,7 +105,7 @@ def run_script(flag_list, timeout=300, env=None):
 
 def model_weights(checkpoint_prefix):
     """{name: array} of the model's variables in one of our checkpoints."""
-    from albert_tf.checkpoint_formats import model_weight_keys
+    from albert_tf.checkpoints import model_weight_keys
 
     reader = tf.train.load_checkpoint(checkpoint_prefix)
     return {path: reader.get_tensor(key) for path, key in model_weight_keys(checkpoint_prefix).items()}

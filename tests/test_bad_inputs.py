@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from data_prep.create_pretraining_data import build
@@ -1015,3 +1016,70 @@ def test_sigterm_during_the_bundled_data_build_leaves_nothing_half_written(tmp_p
     left = file_hashes(tmp_path)
     assert not [path for path in left if ".tmp-" in path or path.endswith("_temp")], left
     assert not any(path.endswith(".tfrecord") for path in left), left  # the first one was still being built
+
+# --- albert-convert: a Hugging Face checkpoint's contents are checked, --to is never half-written (issue 40). ---
+
+def _hf_classifier_dir(directory):
+    """A tiny HF AlbertForSequenceClassification directory written by albert-tf."""
+    from albert_tf import AlbertClassifier, AlbertConfig  # pylint: disable=g-import-not-at-top
+    from albert_tf.checkpoints import save_huggingface_checkpoint  # pylint: disable=g-import-not-at-top
+
+    config = AlbertConfig(vocab_size=64, embedding_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                          intermediate_size=32, max_position_embeddings=16)
+    save_huggingface_checkpoint(AlbertClassifier(config, num_labels=2), directory)
+    return directory
+
+
+def _edit_safetensors(change):
+    def edit(directory):
+        from safetensors.numpy import load_file, save_file  # pylint: disable=g-import-not-at-top
+
+        path = os.path.join(directory, "model.safetensors")
+        arrays = load_file(path)
+        change(arrays)
+        save_file(arrays, path, metadata={"format": "pt"})
+    return edit
+
+
+def _list_weight_map(directory):
+    os.rename(os.path.join(directory, "model.safetensors"), os.path.join(directory, "model-00001-of-00001.safetensors"))
+    with open(os.path.join(directory, "model.safetensors.index.json"), "w") as handle:
+        json.dump({"metadata": {}, "weight_map": ["model-00001-of-00001.safetensors"]}, handle)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (_edit_safetensors(lambda a: a.update({"classifier.weight": np.array(0.5, np.float32)})),
+     ["model.safetensors", "classifier.weight is a 0-d tensor"]),
+    (_edit_safetensors(lambda a: a.update({"albert.embeddings.word_embeddings.weight":
+                                           a["albert.embeddings.word_embeddings.weight"].astype(np.int32)})),
+     ["model.safetensors", "embeddings.word_embeddings.weight has dtype int32"]),
+    (_edit_safetensors(lambda a: a.update({"albert.pooler.weight": np.full_like(a["albert.pooler.weight"], np.nan)})),
+     ["model.safetensors", "pooler.weight holds NaN"]),
+    (_edit_safetensors(lambda a: a.pop("albert.pooler.bias")), ["model.safetensors", "the pooler has no pooler.bias"]),
+    (_list_weight_map, ["model.safetensors.index.json", "`weight_map` must be an object", "got list"]),
+])
+def test_convert_refuses_bad_huggingface_contents_in_one_line(tmp_path, damage, words):
+    source = _hf_classifier_dir(str(tmp_path / "hf"))
+    damage(source)
+    before = {name: open(os.path.join(source, name), "rb").read() for name in os.listdir(source)}
+    code, stderr = run_script("-m", "albert_cli.convert", f"--from={source}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert_one_line_error(code, stderr, f"--from {source}", *words)
+    assert not os.path.exists(tmp_path / "out") and os.listdir(tmp_path) == ["hf"]
+    assert before == {name: open(os.path.join(source, name), "rb").read() for name in os.listdir(source)}
+
+
+def test_convert_to_a_read_only_directory_is_one_line_and_leaves_nothing(tmp_path):
+    source = _hf_classifier_dir(str(tmp_path / "hf"))
+    target = tmp_path / "read_only" / "out"
+    os.makedirs(target.parent)
+    # As root a chmod does not stop writes: the read-only file system is simulated where --to is created.
+    program = ("import errno, os, sys\nreal_mkdir = os.mkdir\n"
+               "def mkdir(path, *args, **kwargs):\n"
+               f"    if os.path.dirname(os.path.abspath(path)) == {str(target.parent)!r}:\n"
+               "        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)\n"
+               "    return real_mkdir(path, *args, **kwargs)\n"
+               "os.mkdir = mkdir\nfrom albert_cli.convert import console_main\n"
+               f"sys.argv = ['albert-convert', '--from={source}', '--to={target}', '--format=hf']\nconsole_main()\n")
+    code, stderr = run_script("-c", program)
+    assert_one_line_error(code, stderr, f"--to {target}", "cannot write", "Read-only file system")
+    assert os.listdir(target.parent) == []

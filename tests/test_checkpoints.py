@@ -9,8 +9,10 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoint_names import tf1_variables
-from albert_tf.checkpoints import CheckpointMismatchError, load, save_tf1_checkpoint
+from albert_tf.checkpoints import CheckpointMismatchError, load, save_tf1_checkpoint, tf1_variables
+from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.resume_check import mismatches
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = "bert/encoder/transformer/group_0/inner_group_0/"
@@ -442,3 +444,60 @@ def test_keras_file_of_another_config_names_the_problem(tmp_path):
         load(AlbertModel(_config(vocab_size=120)), path)
     with pytest.raises(FileNotFoundError, match=r"absent.keras does not exist"):
         load(AlbertModel(_config()), str(tmp_path / "absent.keras"))
+
+
+def _built(model):
+    model(model.example_inputs())
+    return model
+
+
+# The five model types every runner resumes: pretraining, GLUE classifier, backbone (export_encoder),
+# SQuAD (v1.1 and v2.0 heads) and RACE.
+EVERY_MODEL = {
+    "pretraining": AlbertPretrainingModel,
+    "classifier": lambda config: AlbertClassifier(config, 3),
+    "backbone": AlbertModel,
+    "squad_v1": lambda config: _built(AlbertQuestionAnswering(config)),
+    "squad_v2": lambda config: _built(AlbertQuestionAnswering(config, version_2_with_negative=True)),
+    "race": lambda config: _built(AlbertMultipleChoice(config, num_choices=4)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EVERY_MODEL))
+def test_every_model_type_is_named_loaded_and_checked_on_resume(kind, tmp_path):
+    make = EVERY_MODEL[kind]
+    source = _randomize(make(_config()), seed=11)
+    assert len(tf1_variables(source)) == len(source.weights)  # every weight, head included, has a TF1 name
+    prefix = _object_checkpoint(source, str(tmp_path / "ckpt-1"))
+    target = make(_config())
+    assert mismatches(prefix, target) is None
+    report = load(target, prefix)
+    assert (len(report.loaded), report.missing, report.unused) == (len(target.weights), (), ())
+    _assert_same(target, source)
+
+    other = make(_config(intermediate_size=48))
+    assert "ffn_1/intermediate/dense/kernel: [32, 64] stored, [32, 48] expected" in mismatches(prefix, other)
+
+
+def test_resume_check_compares_the_squad_head(tmp_path):
+    prefix = _object_checkpoint(EVERY_MODEL["squad_v1"](_config()), str(tmp_path / "ckpt-1"))
+    assert "start_logits/dense/kernel: missing" in mismatches(prefix, EVERY_MODEL["squad_v2"](_config()))
+
+
+@pytest.mark.parametrize("kind", ["squad_v1", "race"])
+def test_a_compiled_models_output_with_its_optimizer_starts_the_other_runners(kind, tmp_path):
+    """Issue 40: SQuAD and RACE `best/model` hold the compiled model's optimizer (its slots under
+    `model/optimizer/...`); another runner's --init_checkpoint skips them and takes the backbone."""
+    import keras  # pylint: disable=g-import-not-at-top
+
+    source = _randomize(EVERY_MODEL[kind](_config()), seed=12)
+    source.compile(optimizer=keras.optimizers.Adam())
+    source.optimizer.build(source.trainable_variables)  # the slots a trained run holds
+    prefix = tf.train.Checkpoint(model=source).write(str(tmp_path / "best" / "model"))
+    assert any("optimizer" in name for name, _ in tf.train.list_variables(prefix))
+
+    target = EVERY_MODEL["squad_v1" if kind == "race" else "classifier"](_config())
+    report = load(target, str(tmp_path))
+    assert report.unexpected() == ([], []) and len(report.new_heads) == len(report.other_heads) == 1
+    assert any("optimizer" in name for name in report.skipped)
+    np.testing.assert_array_equal(target.albert.pooler.kernel.numpy(), source.albert.pooler.kernel.numpy())

@@ -1,4 +1,4 @@
-"""`python -m albert_tf.convert`: HF -> TF1 -> HF and TF1 -> keras-hub, outputs checked against the libraries."""
+"""`python -m albert_cli.convert`: HF -> TF1 -> HF and TF1 -> keras-hub, outputs checked against the libraries."""
 
 import json
 import os
@@ -11,15 +11,17 @@ import pytest
 import transformers
 
 import test_parity_huggingface as parity
+import tensorflow as tf
+
 from albert_tf import AlbertConfig, AlbertPretrainingModel
-from albert_tf.checkpoints import load, save_tf1_checkpoint
+from albert_tf.checkpoints import load, save_tf1_checkpoint, tf1_variables
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 
 
 def _convert(*args):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": parity.REPO}
-    return subprocess.run([sys.executable, "-m", "albert_tf.convert", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "albert_cli.convert", *args], capture_output=True, text=True,
                           env=env, cwd=parity.REPO)
 
 
@@ -53,9 +55,9 @@ def test_tf1_to_keras_hub_with_the_tokenizer(tmp_path):
     save_tf1_checkpoint(model, str(tmp_path / "tf1" / "model.ckpt-best"))
     config.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))
     result = _convert(f"--from={tmp_path / 'tf1'}", f"--to={tmp_path / 'preset'}", "--format=keras_hub",
-                      f"--spm_model_file={SPM_MODEL}")
+                      f"--spm_model_file={SPM_MODEL}", "--backbone_only")
     assert result.returncode == 0, result.stderr
-    assert "left out the AlbertPretrainingModel heads" in result.stdout
+    assert "left out masked_lm_head, sentence_order_head (--backbone_only)" in result.stdout
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
     inputs = parity._inputs(config.vocab_size)
     ours = model.albert({name: inputs[name] for name in ("input_word_ids", "input_mask", "input_type_ids")})
@@ -76,3 +78,38 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         f"error: --from {tmp_path / 'bert'}: {tmp_path / 'bert' / 'config.json'}: `model_type` is 'bert', "
         "expected 'albert'.")
     assert "Traceback" not in result.stderr and not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_our_pretraining_output_converts_with_its_heads(tmp_path):
+    """Issue 39: the MLM and SOP heads of our own pretraining output reach HF's AlbertForPreTraining
+    and the TF1 output; keras-hub (a backbone) refuses them unless --backbone_only."""
+    config = parity._grouped_config()
+    source = AlbertPretrainingModel(config)
+    for variable in source.weights:
+        variable.assign(np.random.default_rng(5).standard_normal(tuple(variable.shape)).astype(np.float32) * 0.1)
+    run_dir = tmp_path / "pretraining"
+    tf.train.Checkpoint(model=source, data_steps=tf.Variable(3, dtype=tf.int64)).write(str(run_dir / "ckpt-3"))
+    config.to_json_file(str(run_dir / "albert_config.json"))  # as the runners write it
+
+    result = _convert(f"--from={run_dir}", f"--to={tmp_path / 'hf'}", "--format=hf")
+    assert result.returncode == 0, result.stderr
+    count = len(tf1_variables(source))
+    assert f"Loaded {count} of {count} variables" in result.stdout and "Not used by this model" not in result.stdout
+    hf_model, info = transformers.AlbertForPreTraining.from_pretrained(tmp_path / "hf", output_loading_info=True,
+                                                                       attn_implementation="eager")
+    assert not (info["missing_keys"] or info["unexpected_keys"] or info["mismatched_keys"])
+    inputs = parity._inputs(config.vocab_size)
+    parity._assert_parity(parity._our_outputs(source, inputs), parity._hf_outputs(hf_model.eval(), inputs),
+                          "our pretraining output -> HF")
+
+    result = _convert(f"--from={run_dir}", f"--to={tmp_path / 'tf1'}", "--format=tf1")
+    assert result.returncode == 0, result.stderr
+    names = {name for name, _ in tf.train.list_variables(str(tmp_path / "tf1" / "model.ckpt-best"))}
+    assert set(tf1_variables(source)) <= names and any(name.startswith("cls/seq_relationship/") for name in names)
+
+    result = _convert(f"--from={run_dir}", f"--to={tmp_path / 'preset'}", "--format=keras_hub")
+    assert result.returncode == 2 and not os.path.exists(tmp_path / "preset")
+    assert result.stderr.splitlines()[-1] == (
+        f"error: --from {run_dir} holds the masked_lm_head, sentence_order_head, which a keras-hub preset (the "
+        "backbone only) cannot hold; pass --backbone_only to convert the backbone alone")

@@ -1,14 +1,16 @@
-"""`albert_tf.interop.formats`: one entry point that recognises HF and keras-hub directories, and
+"""`albert_tf.checkpoints.formats`: one entry point that recognises HF and keras-hub directories, and
 `init_from_group0` for them (a 2-group model from a 1-group checkpoint computes the same function)."""
+
+import os
 
 import keras_hub
 import numpy as np
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoints import load, save_tf1_checkpoint
-from albert_tf.interop import formats
-from albert_tf.interop.keras_hub import save_keras_hub_preset
+from albert_tf.checkpoints import load, load_foreign, save_tf1_checkpoint
+from albert_tf.checkpoints import formats
+from albert_tf.checkpoints.keras_hub import save_keras_hub_preset
 
 CONFIG = parity._grouped_config().replace(num_hidden_groups=1, inner_group_num=1)
 
@@ -30,16 +32,29 @@ def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
     assert formats.foreign_format(tmp_path / "tf1") is None
     assert _model_keys(formats.foreign_config(tmp_path / "hf")) == _model_keys(CONFIG)
     assert _model_keys(formats.foreign_config(tmp_path / "preset")) == _model_keys(CONFIG)
-    assert formats.load_foreign(AlbertModel(CONFIG), tmp_path / "tf1") is None
-    assert len(formats.load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
-    assert len(formats.load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
+    assert load_foreign(AlbertModel(CONFIG), tmp_path / "tf1") is None
+    assert len(load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
+    assert len(load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
+
+    # Issue 39: one call reads config and weights from each directory, for every model class.
+    CONFIG.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))  # as in a released tarball
+    from albert_tf.models.multiple_choice_model import AlbertMultipleChoice  # pylint: disable=g-import-not-at-top
+    from albert_tf.models.question_answering_model import AlbertQuestionAnswering  # pylint: disable=g-import-not-at-top
+
+    for make, directory, loaded in ((AlbertPretrainingModel.from_pretrained, "hf", 32),
+                                    (AlbertModel.from_pretrained, "preset", 25),
+                                    (lambda path: AlbertClassifier.from_pretrained(path, num_labels=3), "tf1", 25),
+                                    (AlbertQuestionAnswering.from_pretrained, "hf", 25),
+                                    (AlbertMultipleChoice.from_pretrained, "preset", 25)):
+        model = make(str(tmp_path / directory))
+        assert _model_keys(model.config) == _model_keys(CONFIG) and len(model.load_report.loaded) == loaded, directory
 
 
 def test_init_from_group0_copies_group_0_into_every_group(tmp_path):
     hf_model = parity._hf_model(CONFIG, seed=3)
     hf_model.save_pretrained(tmp_path)
     model = AlbertPretrainingModel(CONFIG.replace(num_hidden_groups=2))
-    report = formats.load_foreign(model, tmp_path, init_from_group0=True)
+    report = load_foreign(model, tmp_path, init_from_group0=True)
     assert report.missing == () and len(report.sources) == 16
     assert all(source.startswith("bert/encoder/transformer/group_0/") for source in report.sources.values())
     inputs = parity._inputs(CONFIG.vocab_size)
@@ -69,11 +84,10 @@ def test_the_one_loader_reads_both_and_a_classifier_takes_the_backbone(tmp_path)
 def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     """No --albert_config_file: export_encoder.py (as run_classifier.py, run_pretraining.py,
     run_squad.py and run_race.py) builds the model from the HF directory's own config.json."""
-    import os
     import subprocess
     import sys
 
-    from albert_tf.interop.huggingface import save_huggingface_checkpoint
+    from albert_tf.checkpoints.huggingface import save_huggingface_checkpoint
 
     config = AlbertConfig.from_json_file(os.path.join(parity.REPO, "configs", "albert_tiny.json")).replace(
         intermediate_size=256)  # the bundled default (512) would not fit these weights
@@ -91,3 +105,18 @@ def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     given = export(f"--export_dir={tmp_path / 'hub2'}",
                    f"--albert_config_file={os.path.join(parity.REPO, 'configs', 'albert_tiny.json')}")
     assert given.returncode == 2 and "intermediate_size 256 (the model has 512)" in given.stderr  # the given file wins
+
+
+def test_fine_tuning_takes_the_config_beside_init_checkpoint(tmp_path):
+    """Issue 39: a released tarball's or our run's `albert_config.json` is found without --albert_config_file."""
+    from absl import flags  # pylint: disable=g-import-not-at-top
+
+    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+
+    flag_values = flags.FlagValues()
+    flags.DEFINE_string("albert_config_file", os.path.join(parity.REPO, "configs", "albert_tiny.json"), "",
+                        flag_values=flag_values)
+    flags.DEFINE_string("init_checkpoint", None, "", flag_values=flag_values)
+    CONFIG.to_json_file(str(tmp_path / "albert_config.json"))
+    flag_values(["run", f"--init_checkpoint={tmp_path / 'model.ckpt-best'}"])
+    assert _model_keys(model_config(flag_values)) == _model_keys(CONFIG)

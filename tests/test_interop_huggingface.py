@@ -17,15 +17,15 @@ from safetensors.numpy import load_file, save_file
 
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoint_names import tf1_variables
+from albert_tf.checkpoints import tf1_variables
 from albert_tf.checkpoints import CheckpointMismatchError
-from albert_tf.interop.architecture import ARCHITECTURE_KEYS
-from albert_tf.interop.huggingface import (
+from albert_tf.checkpoints.architecture import ARCHITECTURE_KEYS
+from albert_tf.checkpoints.huggingface import (
     albert_config_from_huggingface,
     is_huggingface_dir,
-    load_huggingface,
     save_huggingface_checkpoint,
 )
+from albert_tf.checkpoints.loading import load_huggingface
 from albert_tf.tokenization import AlbertTokenizer
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
@@ -125,6 +125,8 @@ def test_ours_to_huggingface_pretraining_loads_without_warnings(tmp_path):
     inputs = parity._inputs(config.vocab_size)
     parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
                           "ours -> save_huggingface_checkpoint -> HF, L=4 G=2 K=2")
+    # Issue 39: the weights are written with the mode config.json gets (0644 under the usual umask), not 0600.
+    assert os.stat(tmp_path / "model.safetensors").st_mode & 0o777 == os.stat(tmp_path / "config.json").st_mode & 0o777
 
 
 def test_backbone_with_equal_sizes_round_trips_through_an_identity_projection(tmp_path):

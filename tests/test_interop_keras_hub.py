@@ -15,13 +15,13 @@ import tensorflow as tf
 import test_parity_huggingface as parity
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import CheckpointMismatchError
-from albert_tf.interop.keras_hub import (
+from albert_tf.checkpoints.keras_hub import (
     albert_config_from_keras_hub,
     is_keras_hub_preset,
     keras_hub_spm_model_file,
-    load_keras_hub,
     save_keras_hub_preset,
 )
+from albert_tf.checkpoints.loading import load_keras_hub
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 OUTPUTS = ("sequence_output", "pooled_output")

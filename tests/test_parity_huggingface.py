@@ -28,7 +28,7 @@ MASKED_POSITIONS = [[1, 4, 9, 16], [2, 3, 11, 15]]
 OUTPUTS = ("sequence_output", "pooled_output", "mlm_logits", "sop_logits")
 
 # HF module -> original TF1 scope, written from HF's module tree independently of
-# albert_tf.checkpoint_names. torch Linear weights are [out, in]: TF1 kernels are their transpose.
+# albert_tf.checkpoints.names. torch Linear weights are [out, in]: TF1 kernels are their transpose.
 HF_MODULES = {
     "albert.embeddings.LayerNorm": "bert/embeddings/LayerNorm",
     "albert.encoder.embedding_hidden_mapping_in": "bert/encoder/embedding_hidden_mapping_in",
@@ -257,7 +257,7 @@ SOP_LABELS = [1, 0]
 
 
 def _our_gradients(model, inputs, labels):
-    from albert_tf.checkpoint_names import tf1_variables
+    from albert_tf.checkpoints import tf1_variables
     from albert_tf.pretraining.losses import pretraining_losses
 
     features = {name: tf.constant(value) for name, value in inputs.items()}

@@ -305,7 +305,7 @@ def test_init_checkpoint_from_an_original_tf1_checkpoint(tmp_path):
     import keras
 
     from albert_tf import AlbertConfig, AlbertPretrainingModel
-    from albert_tf.checkpoint_names import backbone_variables
+    from albert_tf.checkpoints import backbone_variables
     from albert_tf.checkpoints import save_tf1_checkpoint
 
     keras.utils.set_random_seed(3)
@@ -356,7 +356,7 @@ def pretraining_encoder_weights(prefix, config_file):
     """{TF1 name: value} of the encoder run_pretraining.py stored at `prefix`, read back through
     the pretraining model's own restore."""
     from albert_tf import AlbertConfig, AlbertPretrainingModel
-    from albert_tf.checkpoint_names import tf1_variables
+    from albert_tf.checkpoints import tf1_variables
 
     model = AlbertPretrainingModel(AlbertConfig.from_json_file(config_file))
     tf.train.Checkpoint(model=model).read(prefix).expect_partial().assert_existing_objects_matched()
@@ -379,7 +379,7 @@ def test_init_checkpoint_from_run_pretraining_output(tmp_path, pretraining_outpu
     assert log_lines(result.stderr, "init_checkpoint:") == [
         f"init_checkpoint: Loaded {len(albert.variables)} of {len(albert.variables) + 2} variables from {prefix} "
         "(TF2 checkpoint)."]
-    from albert_tf.checkpoint_names import tf1_variables
+    from albert_tf.checkpoints import tf1_variables
 
     stored = pretraining_encoder_weights(prefix, pretraining_output.config_file)
     assert len(stored) == len(albert.variables) > 20

@@ -23,7 +23,7 @@ SCRIPTS = [
      "--model_prefix=out/30k \\", "--vocab_size"),
     (["-m", "data_prep.beam_pipeline"], "python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\",
      "--dupe_factor"),
-    (["-m", "albert_tf.convert"], "albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1", "--format"),
+    (["-m", "albert_cli.convert"], "albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1", "--format"),
     (["-m", "albert_cli.experiments"], "albert-experiments sharing --output_dir=output/experiments/sharing", "--scale"),
     (["run_squad.py"], "albert-squad --version_2_with_negative --do_train --do_predict \\", "--doc_stride"),
     (["run_race.py"], "albert-race --data_dir=data_root --do_train --do_eval --do_predict \\", "--max_qa_length"),

@@ -138,7 +138,7 @@ def test_convert_hides_tensorflows_startup_lines(tmp_path):
     """It printed oneDNN's, the CPU instructions' and `failed call to cuInit` lines, as the run_* scripts did not."""
     (tmp_path / "not_a_checkpoint").mkdir()
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    result = subprocess.run([sys.executable, "-m", "albert_tf.convert", f"--from={tmp_path / 'not_a_checkpoint'}",
+    result = subprocess.run([sys.executable, "-m", "albert_cli.convert", f"--from={tmp_path / 'not_a_checkpoint'}",
                              f"--to={tmp_path / 'out'}", "--format=hf"], capture_output=True, text=True, env=env,
                             cwd=REPO, timeout=600)
     assert result.returncode == 2 and result.stderr.startswith("error: --from"), result.stderr  # TensorFlow loaded

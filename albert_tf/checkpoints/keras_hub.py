@@ -9,12 +9,12 @@ import os
 
 import numpy as np
 
+from albert_tf.checkpoints import architecture
+from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
+from albert_tf.checkpoints.name_table import KERAS_HUB_COLUMN, NameTable
+from albert_tf.checkpoints.names import is_backbone
 from albert_tf.config import AlbertConfig
-from albert_tf.interop import architecture
-from albert_tf.interop.bridge import export_arrays, load_arrays
-from albert_tf.interop.name_table import RESHAPE, SAME, NameTable
 from albert_tf.io_utils import atomic_directory
-from albert_tf.models import AlbertModel
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.weights.h5"
@@ -22,40 +22,8 @@ BACKBONE_CLASS = "AlbertBackbone"
 SPM_ASSET = os.path.join("assets", "tokenizer", "vocabulary.spm")
 KERAS_HUB_REQUIREMENT = "keras-hub==0.32.0"
 
-# keras-hub's variable paths. Attention kernels are per head: query/key/value [H, heads, size],
-# their biases [heads, size], the output [heads, size, H]; row-major they are the TF1 [H, H].
-NAMES = NameTable(
-    fixed=(
-        ("token_embedding/embeddings", "bert/embeddings/word_embeddings", SAME),
-        ("segment_embedding/embeddings", "bert/embeddings/token_type_embeddings", SAME),
-        ("position_embedding/embeddings", "bert/embeddings/position_embeddings", SAME),
-        ("embeddings_layer_norm/beta", "bert/embeddings/LayerNorm/beta", SAME),
-        ("embeddings_layer_norm/gamma", "bert/embeddings/LayerNorm/gamma", SAME),
-        ("embedding_projection/kernel", "bert/encoder/embedding_hidden_mapping_in/kernel", SAME),
-        ("embedding_projection/bias", "bert/encoder/embedding_hidden_mapping_in/bias", SAME),
-        ("pooled_dense/kernel", "bert/pooler/dense/kernel", SAME),
-        ("pooled_dense/bias", "bert/pooler/dense/bias", SAME),
-    ),
-    block_scope="group_{owner}_inner_layer_{inner}/",
-    block=(
-        ("self_attention_layer/query/kernel", "attention_1/self/query/kernel", RESHAPE),
-        ("self_attention_layer/query/bias", "attention_1/self/query/bias", RESHAPE),
-        ("self_attention_layer/key/kernel", "attention_1/self/key/kernel", RESHAPE),
-        ("self_attention_layer/key/bias", "attention_1/self/key/bias", RESHAPE),
-        ("self_attention_layer/value/kernel", "attention_1/self/value/kernel", RESHAPE),
-        ("self_attention_layer/value/bias", "attention_1/self/value/bias", RESHAPE),
-        ("self_attention_layer/attention_output/kernel", "attention_1/output/dense/kernel", RESHAPE),
-        ("self_attention_layer/attention_output/bias", "attention_1/output/dense/bias", SAME),
-        ("self_attention_layer_norm/beta", "LayerNorm/beta", SAME),
-        ("self_attention_layer_norm/gamma", "LayerNorm/gamma", SAME),
-        ("feedforward_intermediate_dense/kernel", "ffn_1/intermediate/dense/kernel", SAME),
-        ("feedforward_intermediate_dense/bias", "ffn_1/intermediate/dense/bias", SAME),
-        ("feedforward_output_dense/kernel", "ffn_1/intermediate/output/dense/kernel", SAME),
-        ("feedforward_output_dense/bias", "ffn_1/intermediate/output/dense/bias", SAME),
-        ("feedforward_layer_norm/beta", "LayerNorm_1/beta", SAME),
-        ("feedforward_layer_norm/gamma", "LayerNorm_1/gamma", SAME),
-    ),
-)
+# keras-hub's variable paths (the `keras_hub` column of `names`' table) under the block scope below.
+NAMES = NameTable.from_column(KERAS_HUB_COLUMN, "group_{owner}_inner_layer_{inner}/")
 
 
 def _keras_hub(purpose):
@@ -109,12 +77,11 @@ def keras_hub_spm_model_file(directory):
     return path if os.path.isfile(path) else None
 
 
-def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False):
-    """Loads a keras-hub `AlbertBackbone` preset into `model`; returns a `CheckpointLoadReport`.
+def read_keras_hub(model, directory, init_from_group0=False):
+    """The weights of a keras-hub `AlbertBackbone` preset as a `StoredWeights` for `model` (TF1 names).
 
-    Only the backbone is in a preset: for an `AlbertPretrainingModel` or `AlbertClassifier` pass
-    their heads in `allow_missing` (e.g. "cls/*", `checkpoints.CLASSIFIER_HEAD_NAMES`).
-    `init_from_group0` is as in `checkpoints.load`.
+    The preset's config must describe `model`'s architecture (its group count too, unless
+    `init_from_group0`). Only the backbone is in a preset.
     """
     directory = os.fspath(directory)
     config = albert_config_from_keras_hub(directory)
@@ -129,8 +96,7 @@ def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused
     except Exception as error:  # keras raises ValueError/OSError/KeyError for unreadable files.
         raise ValueError(f"{weights} is not a readable keras-hub AlbertBackbone preset ({error}).") from None
     arrays = {variable.path: np.asarray(variable.numpy()) for variable in backbone.weights}
-    return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", "keras-hub preset", strict=strict, allow_missing=allow_missing,
-                       allow_unused=allow_unused, init_from_group0=init_from_group0)
+    return stored_from_arrays(model, arrays, NAMES, weights, "keras-hub preset")
 
 
 def save_keras_hub_preset(model, directory, spm_model_file=None):
@@ -144,8 +110,8 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
         The directory written.
     """
     keras_hub = _keras_hub("save_keras_hub_preset")
-    albert = model if isinstance(model, AlbertModel) else getattr(model, "albert", None)
-    if not isinstance(albert, AlbertModel):
+    albert = getattr(model, "albert", model)
+    if not is_backbone(albert):
         raise TypeError(f"save_keras_hub_preset: expected an ALBERT model, got {type(model).__name__}.")
     directory = os.fspath(directory)
     if spm_model_file is not None and not os.path.isfile(spm_model_file):

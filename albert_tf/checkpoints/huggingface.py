@@ -9,12 +9,12 @@ import json
 import os
 import shutil
 
+from albert_tf.checkpoints import architecture
+from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
+from albert_tf.checkpoints.name_table import HUGGING_FACE_COLUMN, NameTable
+from albert_tf.checkpoints.names import is_backbone
 from albert_tf.config import AlbertConfig
-from albert_tf.interop import architecture
-from albert_tf.interop.bridge import export_arrays, load_arrays
-from albert_tf.interop.name_table import SAME, TRANSPOSE, NameTable
 from albert_tf.io_utils import atomic_open, atomic_output
-from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainingModel
 
 CONFIG_NAME = "config.json"
 SAFETENSORS_NAME = "model.safetensors"
@@ -28,49 +28,8 @@ HEAD_PREFIXES = ("predictions.", "sop_classifier.", "classifier.")
 # The tied MLM decoder (word embeddings and `predictions.bias` again) and an old position buffer.
 IGNORED_NAMES = ("predictions.decoder.weight", "predictions.decoder.bias", "embeddings.position_ids")
 
-# HF names without the `albert.` prefix. torch Linear weights are [out, in], TF1 kernels [in, out];
-# HF's head weights are [num_labels, H], as the original's `output_weights`.
-NAMES = NameTable(
-    fixed=(
-        ("embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings", SAME),
-        ("embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings", SAME),
-        ("embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings", SAME),
-        ("embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/beta", SAME),
-        ("embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/gamma", SAME),
-        ("encoder.embedding_hidden_mapping_in.weight", "bert/encoder/embedding_hidden_mapping_in/kernel", TRANSPOSE),
-        ("encoder.embedding_hidden_mapping_in.bias", "bert/encoder/embedding_hidden_mapping_in/bias", SAME),
-        ("pooler.weight", "bert/pooler/dense/kernel", TRANSPOSE),
-        ("pooler.bias", "bert/pooler/dense/bias", SAME),
-        ("predictions.dense.weight", "cls/predictions/transform/dense/kernel", TRANSPOSE),
-        ("predictions.dense.bias", "cls/predictions/transform/dense/bias", SAME),
-        ("predictions.LayerNorm.bias", "cls/predictions/transform/LayerNorm/beta", SAME),
-        ("predictions.LayerNorm.weight", "cls/predictions/transform/LayerNorm/gamma", SAME),
-        ("predictions.bias", "cls/predictions/output_bias", SAME),
-        ("sop_classifier.classifier.weight", "cls/seq_relationship/output_weights", SAME),
-        ("sop_classifier.classifier.bias", "cls/seq_relationship/output_bias", SAME),
-        ("classifier.weight", "output_weights", SAME),
-        ("classifier.bias", "output_bias", SAME),
-    ),
-    block_scope="encoder.albert_layer_groups.{owner}.albert_layers.{inner}.",
-    block=(
-        ("attention.query.weight", "attention_1/self/query/kernel", TRANSPOSE),
-        ("attention.query.bias", "attention_1/self/query/bias", SAME),
-        ("attention.key.weight", "attention_1/self/key/kernel", TRANSPOSE),
-        ("attention.key.bias", "attention_1/self/key/bias", SAME),
-        ("attention.value.weight", "attention_1/self/value/kernel", TRANSPOSE),
-        ("attention.value.bias", "attention_1/self/value/bias", SAME),
-        ("attention.dense.weight", "attention_1/output/dense/kernel", TRANSPOSE),
-        ("attention.dense.bias", "attention_1/output/dense/bias", SAME),
-        ("attention.LayerNorm.bias", "LayerNorm/beta", SAME),
-        ("attention.LayerNorm.weight", "LayerNorm/gamma", SAME),
-        ("ffn.weight", "ffn_1/intermediate/dense/kernel", TRANSPOSE),
-        ("ffn.bias", "ffn_1/intermediate/dense/bias", SAME),
-        ("ffn_output.weight", "ffn_1/intermediate/output/dense/kernel", TRANSPOSE),
-        ("ffn_output.bias", "ffn_1/intermediate/output/dense/bias", SAME),
-        ("full_layer_layer_norm.bias", "LayerNorm_1/beta", SAME),
-        ("full_layer_layer_norm.weight", "LayerNorm_1/gamma", SAME),
-    ),
-)
+# HF's names (the `huggingface` column of `names`' table) under the block scope below.
+NAMES = NameTable.from_column(HUGGING_FACE_COLUMN, "encoder.albert_layer_groups.{owner}.albert_layers.{inner}.")
 
 # HF's `hidden_act` -> ours. The original's "gelu" is the tanh approximation: HF's "gelu_new"
 # (or "gelu_pytorch_tanh"). HF's "gelu" is the exact erf GELU, which albert-tf does not have.
@@ -79,10 +38,11 @@ ACTIVATIONS_FROM_HF = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": 
 ACTIVATIONS_TO_HF = {"gelu": "gelu_new", "relu": "relu", "tanh": "tanh", "linear": "linear"}
 ERF_GELU = "gelu"
 
+# Our model classes (by name: the models import this package, not the other way round) and HF's.
 ARCHITECTURES = {
-    AlbertModel: "AlbertModel",
-    AlbertPretrainingModel: "AlbertForPreTraining",
-    AlbertClassifier: "AlbertForSequenceClassification",
+    "AlbertModel": "AlbertModel",
+    "AlbertPretrainingModel": "AlbertForPreTraining",
+    "AlbertClassifier": "AlbertForSequenceClassification",
 }
 
 
@@ -152,6 +112,9 @@ def read_huggingface_weights(directory):
         arrays, source = _read_safetensors(safetensors_path), safetensors_path
     elif os.path.isfile(index_path):
         weight_map = architecture.read_json(index_path).get("weight_map", {})
+        if not isinstance(weight_map, dict) or not all(isinstance(name, str) for name in weight_map.values()):
+            raise ValueError(f"{index_path}: `weight_map` must be an object of {{weight name: file name}}, "
+                             f"got {type(weight_map).__name__}.")
         arrays, source = {}, index_path
         for name in sorted(set(weight_map.values())):
             arrays.update(_read_safetensors(os.path.join(directory, name)))
@@ -213,28 +176,25 @@ def _read_pytorch(path):
     return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy() for name, tensor in state.items()}
 
 
-def load_huggingface(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False,
-                     erf_gelu_as_tanh=False):
-    """Loads an HF ALBERT checkpoint directory into `model`; returns a `CheckpointLoadReport`.
+def read_huggingface(model, directory, erf_gelu_as_tanh=False, init_from_group0=False):
+    """The weights of an HF ALBERT checkpoint directory as a `StoredWeights` for `model`.
 
     The directory's config must describe `model`'s architecture (its group count too, unless
-    `init_from_group0`, as in `checkpoints.load`). Report names are the original's TF1 names
-    (HF names in brackets); `allow_missing` / `allow_unused` take globs of either, e.g.
-    `checkpoints.CLASSIFIER_HEAD_NAMES`. The tied decoder copies are skipped.
+    `init_from_group0`). Names are the original's TF1 names (`foreign_names` gives HF's); the tied
+    decoder copies are skipped.
     """
     config = albert_config_from_huggingface(directory, erf_gelu_as_tanh)
     architecture.check_same(config, model.config, os.path.join(os.fspath(directory), CONFIG_NAME), "Hugging Face",
                             compare_groups=not init_from_group0)
     arrays, source = read_huggingface_weights(directory)
-    return load_arrays(model, arrays, NAMES, source, "load_huggingface", "Hugging Face checkpoint", strict=strict, allow_missing=allow_missing,
-                       allow_unused=allow_unused, ignored=IGNORED_NAMES, init_from_group0=init_from_group0)
+    return stored_from_arrays(model, arrays, NAMES, source, "Hugging Face checkpoint", ignored=IGNORED_NAMES)
 
 
 def huggingface_config(model):
     """The HF `config.json` values of `model` (an AlbertModel, AlbertPretrainingModel or AlbertClassifier)."""
     config = model.config
     values = {
-        "architectures": [ARCHITECTURES[type(model)]],
+        "architectures": [ARCHITECTURES[type(model).__name__]],
         "model_type": "albert",
         "vocab_size": config.vocab_size,
         "embedding_size": config.embedding_size,
@@ -254,7 +214,7 @@ def huggingface_config(model):
         "position_embedding_type": "absolute",
         "tie_word_embeddings": True,
     }
-    if isinstance(model, AlbertClassifier):
+    if hasattr(model, "num_labels"):
         values["classifier_dropout_prob"] = model.dropout_rate
         values["id2label"] = {str(index): f"LABEL_{index}" for index in range(model.num_labels)}
         values["label2id"] = {f"LABEL_{index}": index for index in range(model.num_labels)}
@@ -273,14 +233,14 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     Returns:
         The directory written.
     """
-    from safetensors.numpy import save_file  # pylint: disable=g-import-not-at-top
+    from safetensors.numpy import save  # pylint: disable=g-import-not-at-top
 
-    if type(model) not in ARCHITECTURES:
-        raise TypeError(f"save_huggingface_checkpoint: expected one of {[cls.__name__ for cls in ARCHITECTURES]}, "
+    if type(model).__name__ not in ARCHITECTURES:
+        raise TypeError(f"save_huggingface_checkpoint: expected one of {list(ARCHITECTURES)}, "
                         f"got {type(model).__name__}.")
     directory = os.fspath(directory)
     config = huggingface_config(model)
-    prefix = "" if isinstance(model, AlbertModel) else BACKBONE_PREFIX
+    prefix = "" if is_backbone(model) else BACKBONE_PREFIX
     arrays = {
         (name if name.startswith(HEAD_PREFIXES) else prefix + name): array
         for name, array in export_arrays(model, NAMES, "save_huggingface_checkpoint").items()
@@ -288,8 +248,8 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_huggingface_checkpoint: spm_model_file {spm_model_file} does not exist.")
     os.makedirs(directory, exist_ok=True)
-    with atomic_output(os.path.join(directory, SAFETENSORS_NAME)) as path:
-        save_file(arrays, path, metadata={"format": "pt"})  # transformers requires the format key.
+    with atomic_open(os.path.join(directory, SAFETENSORS_NAME), "wb") as handle:  # the mode config.json gets
+        handle.write(save(arrays, metadata={"format": "pt"}))  # transformers requires the format key.
     if spm_model_file is not None:
         with atomic_output(os.path.join(directory, SPM_NAME)) as path:
             shutil.copyfile(spm_model_file, path)

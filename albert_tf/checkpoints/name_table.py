@@ -1,8 +1,8 @@
-"""Declarative name tables between a foreign checkpoint format and the original's TF1 names.
+"""A foreign format's names <-> the original's TF1 names, taken from one column of `names`' table.
 
 A table holds fixed entries (embeddings, pooler, heads) and per-block entries under a scope with
-the block's owner (group) and inner-group indices, mirroring `checkpoint_names.BLOCK_SCOPE`. Each
-entry names a layout: how the foreign array becomes the TF1 one and back.
+the block's owner (group) and inner-group indices, mirroring `names.BLOCK_SCOPE`. Each entry names
+a layout: how the foreign array becomes the TF1 one and back.
 """
 
 import dataclasses
@@ -10,12 +10,11 @@ import re
 
 import numpy as np
 
-from albert_tf.checkpoint_names import BLOCK_SCOPE
+from albert_tf.checkpoints.names import (ATTENTION_NAMES, BLOCK_SCOPE, EMBEDDING_NAMES, FFN_NAMES, HEAD_TABLES,
+                                         LAYOUTS, POOLER_NAMES, PROJECTION_NAMES, RESHAPE, TRANSPOSE)
 
-SAME = "same"
-TRANSPOSE = "transpose"  # torch Linear weights are [out, in]; TF1 kernels are [in, out].
-RESHAPE = "reshape"  # Per-head kernels ([H, heads, head_size], ...) hold the same values row-major.
-LAYOUTS = (SAME, TRANSPOSE, RESHAPE)
+HUGGING_FACE_COLUMN = 2
+KERAS_HUB_COLUMN = 3
 
 
 def to_layout(array, layout, shape):
@@ -38,6 +37,10 @@ def _block_regex(scope, suffixes):
     return re.compile(f"{_scope_pattern(scope)}(?P<suffix>{alternatives})")
 
 
+def _column(rows, column):
+    return tuple((row[column][0], row[0], row[column][1]) for row in rows if row[column] is not None)
+
+
 @dataclasses.dataclass(frozen=True)
 class NameTable:
     """Foreign <-> TF1 names.
@@ -51,6 +54,12 @@ class NameTable:
     fixed: tuple
     block_scope: str
     block: tuple
+
+    @classmethod
+    def from_column(cls, column, block_scope):
+        """The table of the format whose names are `column` of the rows in `names`."""
+        fixed_rows = EMBEDDING_NAMES + PROJECTION_NAMES + POOLER_NAMES + sum(HEAD_TABLES.values(), ())
+        return cls(_column(fixed_rows, column), block_scope, _column(ATTENTION_NAMES + FFN_NAMES, column))
 
     def __post_init__(self):
         for entry in self.fixed + self.block:

@@ -1,0 +1,58 @@
+"""Keras files of our models: a `.keras` file, or a `.weights.h5` file of a pretraining model,
+classifier or backbone (told apart by its layers).
+
+The model classes are found through Keras' registry ("albert_tf>..."), not imported: the models
+import this package (`from_pretrained`), not the other way round.
+"""
+
+import keras
+
+from albert_tf.checkpoints.names import tf1_variables
+from albert_tf.checkpoints.stored import StoredWeights
+
+
+def read_keras_file(path, model):
+    """A `.keras` file is loaded as the model it holds; a `.weights.h5` file into the model its
+    layers name (pretraining, classifier or backbone), built from `model`'s config."""
+    if path.endswith(".keras"):
+        try:
+            source = keras.saving.load_model(path, compile=False)
+        except (ValueError, TypeError, OSError) as error:
+            raise ValueError(f"{path} is not a loadable .keras file of an ALBERT model ({error}).") from None
+    else:
+        source = _model_for_weights_file(path, model.config)
+        try:
+            source.load_weights(path)
+        except (ValueError, OSError) as error:
+            raise ValueError(f"{path} does not fit {type(source).__name__} of this config: {error}") from None
+    try:
+        variables = tf1_variables(source)
+    except TypeError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return StoredWeights(
+        path=path,
+        format="Keras file",
+        shapes={name: list(variable.shape) for name, variable in variables.items()},
+        read=lambda name: variables[name].numpy(),
+    )
+
+
+def _model_for_weights_file(path, config):
+    import h5py  # pylint: disable=g-import-not-at-top
+
+    try:
+        with h5py.File(path, "r") as handle:
+            layers = handle.get("layers")
+            names = set(layers.keys()) if layers is not None else set()
+            num_labels = handle["layers/classification_head/vars/0"].shape[0] if "classification_head" in names else None
+    except OSError as error:
+        raise ValueError(f"{path} is not a readable .weights.h5 file ({error}).") from None
+    if "masked_lm_head" in names:
+        return _registered("AlbertPretrainingModel")(config)
+    if num_labels is not None:
+        return _registered("AlbertClassifier")(config, num_labels)
+    return _registered("AlbertModel")(config)
+
+
+def _registered(class_name):
+    return keras.saving.get_registered_object(f"albert_tf>{class_name}")
