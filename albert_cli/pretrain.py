@@ -23,7 +23,8 @@ from absl import flags
 
 from albert_cli.bundled import TINY_CONFIG
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
-from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
+from albert_tf.cli import (UsageError, prefer_onednn, require, require_output_dir, require_recompute_trainable,
+                           run_main)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
@@ -73,6 +74,8 @@ flags.DEFINE_integer("num_cpu_devices", 1, "Split the CPU into this many logical
 flags.DEFINE_string("eval_input_file", None, "Held-out TFRecords for evaluation. Default: the bundled held-out split, or --input_file (as the original did) when that is given.")
 flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
 flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference (use reference with --jit_compile on GPU/TPU).")
+flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
+                  "recompute the rest there: less memory, about one more forward pass of time (needs dropout 0).")
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.", lower_bound=1)
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
@@ -252,6 +255,8 @@ def main(argv):
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
     config = load_config()
+    if FLAGS.recompute:
+        require_recompute_trainable(config)
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "
             f"x --grad_accum_steps ({FLAGS.grad_accum_steps})")
@@ -265,7 +270,7 @@ def main(argv):
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,
         start_warmup_step=FLAGS.start_warmup_step, poly_power=FLAGS.poly_power, grad_accum_steps=FLAGS.grad_accum_steps,
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
-        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()),
+        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()), recompute=FLAGS.recompute,
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`

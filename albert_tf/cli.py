@@ -116,6 +116,16 @@ def require_positive_finite(flag, value):
     require(math.isfinite(value) and value > 0, f"--{flag} must be a finite number > 0, got {value}")
 
 
+def require_recompute_trainable(config):
+    """`--recompute` trains only without dropout in the encoder (recomputation would draw new masks)."""
+    require(
+        not (config.hidden_dropout_prob or config.attention_probs_dropout_prob),
+        f"--recompute needs hidden_dropout_prob and attention_probs_dropout_prob 0 in the config "
+        f"(recomputing a block draws new dropout masks), got {config.hidden_dropout_prob} and "
+        f"{config.attention_probs_dropout_prob}",
+    )
+
+
 def require_output_dir(flag, path, create=True):
     """`--flag` names a directory this process can write (created when `create`), else a UsageError.
 
