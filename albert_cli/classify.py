@@ -129,7 +129,7 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
                                kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
         classifier = AlbertClassifier(backbone=backbone, num_labels=task.num_labels)
     if init_checkpoint:
-        load_init_checkpoint(classifier, init_checkpoint)
+        load_init_checkpoint(classifier, init_checkpoint, FLAGS.extend_positions)
         if FLAGS.reinit_pooler:
             classifier.albert.reset_pooler()
     return classifier

@@ -62,6 +62,7 @@ flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept. Original: 5.",
 flags.DEFINE_integer("iterations_per_loop", 20, "Steps per tf.function call; also how often metrics are logged and SIGTERM is noticed. Original: 1000.", lower_bound=1)
 flags.DEFINE_integer("max_eval_steps", 100, "At most this many evaluation batches. Original: 100.", lower_bound=1)
 flags.DEFINE_integer("eval_every_steps", None, "With --do_eval, evaluate on the held-out set during training every this many steps (at loop ends). Default: at each checkpoint.", lower_bound=1)
+flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
 flags.DEFINE_bool("init_from_group0", False, "Initialise every group of a multi-group model from group 0 of --init_checkpoint.")
 flags.DEFINE_bool("use_tpu", False, "The original's switch; same as --strategy=tpu.")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
@@ -296,7 +297,8 @@ def main(argv):
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 
         try:
-            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0)
+            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0,
+                                      extend_positions=FLAGS.extend_positions)
         except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--init_checkpoint: {error}") from None
         sys.stderr.write(f"{report}\n")

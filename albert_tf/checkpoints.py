@@ -21,6 +21,7 @@ from albert_tf.checkpoint_formats import HEAD_NAMES, open_weights, resolve_check
 from albert_tf.checkpoint_names import GLOBAL_STEP, HUB_MODULE_PREFIX, group0_name, tf1_variables
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import atomic_open, temporary_name
+from albert_tf.position_rows import POSITION_TABLE, extend_position_table
 
 __all__ = ["CheckpointLoadReport", "CheckpointMismatchError", "load", "resolve_checkpoint_prefix",
            "save_tf1_checkpoint"]
@@ -52,6 +53,8 @@ class CheckpointLoadReport:
         hub_prefix: whether the names carried the TF-Hub `module/` prefix.
         new_heads: heads of the model the file does not have (their variables are in `missing`).
         other_heads: heads in the file the model does not have (their weights are in `unused`).
+        extended_positions: "P -> L (mode)" when a shorter position table was extended
+            (`extend_positions`), else "".
     """
 
     path: str
@@ -64,6 +67,7 @@ class CheckpointLoadReport:
     hub_prefix: bool
     new_heads: tuple = ()
     other_heads: tuple = ()
+    extended_positions: str = ""
 
     def unexpected(self):
         """(missing, unused) less the weights of heads only one side has: what strict refuses."""
@@ -78,6 +82,8 @@ class CheckpointLoadReport:
             notes.append(f"`{HUB_MODULE_PREFIX}` prefix stripped")
         if self.sources:
             notes.append(f"{len(self.sources)} read from group_0")
+        if self.extended_positions:
+            notes.append(f"position embeddings extended {self.extended_positions}")
         lines = [
             f"Loaded {len(self.loaded)} of {len(self.loaded) + len(self.missing)} variables "
             f"from {self.path} ({'; '.join(notes)})."
@@ -110,7 +116,7 @@ def _listed(names):
     return shown + (f" ... (+{more} more, see error.report)" if more > 0 else "")
 
 
-def load(model, path, strict=True, init_from_group0=False):
+def load(model, path, strict=True, init_from_group0=False, extend_positions=None):
     """Loads the weights at `path` into an ALBERT model and reports what was loaded.
 
     Only the parts both have are loaded: a classifier from a pretraining checkpoint takes the
@@ -130,6 +136,9 @@ def load(model, path, strict=True, init_from_group0=False):
         init_from_group0: the original's `--init_from_group0`: a variable under `group_N` that
             the file lacks is read from `group_0`, so a multi-group or unshared model can start
             from a released all-shared checkpoint.
+        extend_positions: None, or "repeat": a checkpoint with fewer position embeddings than
+            the model's `max_position_embeddings` fills the model's extra rows by repeating its
+            learned ones (`albert_tf.position_rows`); said in the report. Without it, a shape error.
 
     Returns:
         A `CheckpointLoadReport`; `print(report)` gives a summary.
@@ -154,6 +163,12 @@ def load(model, path, strict=True, init_from_group0=False):
     used = set(sources.values())
     unused = sorted(set(stored.shapes) - used)
     has_head = {head: hasattr(model, head) for head in HEAD_NAMES}
+    extended, extended_note = {}, ""
+    if extend_positions is not None and POSITION_TABLE in sources:
+        stored_rows, model_rows = stored.shapes[POSITION_TABLE][0], variables[POSITION_TABLE].shape[0]
+        if stored_rows < model_rows:
+            extended[POSITION_TABLE] = lambda table: extend_position_table(table, model_rows, extend_positions)
+            extended_note = f"{stored_rows} -> {model_rows} ({extend_positions})"
     report = CheckpointLoadReport(
         path=stored.path,
         format=stored.format,
@@ -167,17 +182,21 @@ def load(model, path, strict=True, init_from_group0=False):
                         and not any(_matches(name, patterns) for name in stored.shapes)),
         other_heads=tuple(head for head, patterns in HEAD_NAMES.items() if not has_head[head]
                           and any(_matches(name, patterns) for name in stored.shapes)),
+        extended_positions=extended_note,
     )
 
     mismatches = [
         f"{name} (checkpoint {source}: {stored.shapes[source]}, model: {list(variables[name].shape)})"
         for name, source in sources.items()
-        if stored.shapes[source] != list(variables[name].shape)
+        if stored.shapes[source] != list(variables[name].shape) and name not in extended
     ]
     if mismatches:
+        shorter_positions = POSITION_TABLE in sources and not extended and (
+            stored.shapes[POSITION_TABLE][0] < variables[POSITION_TABLE].shape[0])
         raise ValueError(
             f"shape mismatch loading {stored.path} into {type(model).__name__}: "
-            f"{'; '.join(mismatches)}. Build the model from the config that ships with the checkpoint."
+            f"{'; '.join(mismatches)}. Build the model from the config that ships with the checkpoint"
+            + (" (or, for its position table alone, pass extend_positions=\"repeat\")." if shorter_positions else ".")
         )
     if strict:
         _check_strict(model, report)
@@ -185,7 +204,8 @@ def load(model, path, strict=True, init_from_group0=False):
     values = _read_all(stored, set(sources.values()))  # a damaged file fails here, before any assign
     for name, source in sources.items():
         variable = variables[name]
-        variable.assign(tf.cast(values[source], variable.dtype))
+        value = extended[name](values[source]) if name in extended else values[source]
+        variable.assign(tf.cast(value, variable.dtype))
     return report
 
 

@@ -150,15 +150,15 @@ def require_output_dir(flag, path, create=True):
         raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
 
 
-def load_init_checkpoint(model, path):
-    """`--init_checkpoint`: `checkpoints.load(model, path)` (any format it reads; a new head starts
-    fresh), logged, or a `UsageError` that names the flag."""
+def load_init_checkpoint(model, path, extend_positions=None):
+    """`--init_checkpoint`: `checkpoints.load(model, path, extend_positions=...)` (any format it
+    reads; a new head starts fresh), logged, or a `UsageError` that names the flag."""
     from absl import logging  # pylint: disable=g-import-not-at-top
 
     from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
 
     try:
-        report = checkpoints.load(model, path)
+        report = checkpoints.load(model, path, extend_positions=extend_positions)
     except (ValueError, FileNotFoundError) as error:
         raise UsageError(f"--init_checkpoint: cannot initialise from {path}: {error}") from None
     logging.info("init_checkpoint: %s", report)
