@@ -254,3 +254,16 @@ def test_dense_configs_are_written_as_before():
     sparse = _config()
     assert AlbertConfig.from_dict(sparse.to_dict()) == sparse
     assert sparse.to_dict()["attention_type"] == "block_sparse"
+
+
+@pytest.mark.parametrize("dtype", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_stays_near_float32(dtype):
+    config = _config()
+    full = AlbertModel(config)
+    mixed = AlbertModel(config, dtype=dtype)
+    mixed.set_weights(full.get_weights())
+    inputs = _inputs()
+    expected = full(inputs)["sequence_output"].numpy()
+    outputs = mixed(inputs)["sequence_output"]
+    assert outputs.dtype == tf.float32
+    assert np.max(np.abs(outputs.numpy() - expected)) < 0.1

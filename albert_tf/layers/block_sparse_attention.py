@@ -111,7 +111,7 @@ class BlockSparseAttention(keras.layers.Layer):
         random_blocks=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # the bias stays float32
         self.block_size = block_size
         self.num_random_blocks = num_random_blocks
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
