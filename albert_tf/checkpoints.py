@@ -21,7 +21,7 @@ from albert_tf.checkpoint_formats import HEAD_NAMES, open_weights, resolve_check
 from albert_tf.checkpoint_names import GLOBAL_STEP, HUB_MODULE_PREFIX, group0_name, tf1_variables
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import atomic_open, temporary_name
-from albert_tf.position_rows import POSITION_TABLE, extend_position_table
+from albert_tf.position_rows import POSITION_TABLE, planned_extension
 
 __all__ = ["CheckpointLoadReport", "CheckpointMismatchError", "load", "resolve_checkpoint_prefix",
            "save_tf1_checkpoint"]
@@ -147,7 +147,7 @@ def load(model, path, strict=True, init_from_group0=False, extend_positions=None
         FileNotFoundError: nothing at `path`. ValueError: not a checkpoint, or it does not fit
         the model (`CheckpointMismatchError` when strict and names differ).
     """
-    foreign = _load_foreign(model, path, strict, init_from_group0)
+    foreign = _load_foreign(model, path, strict, init_from_group0, extend_positions)
     if foreign is not None:
         return foreign
     stored = open_weights(path, model)
@@ -164,11 +164,10 @@ def load(model, path, strict=True, init_from_group0=False, extend_positions=None
     unused = sorted(set(stored.shapes) - used)
     has_head = {head: hasattr(model, head) for head in HEAD_NAMES}
     extended, extended_note = {}, ""
-    if extend_positions is not None and POSITION_TABLE in sources:
-        stored_rows, model_rows = stored.shapes[POSITION_TABLE][0], variables[POSITION_TABLE].shape[0]
-        if stored_rows < model_rows:
-            extended[POSITION_TABLE] = lambda table: extend_position_table(table, model_rows, extend_positions)
-            extended_note = f"{stored_rows} -> {model_rows} ({extend_positions})"
+    if POSITION_TABLE in sources:
+        fill, extended_note = planned_extension(
+            extend_positions, stored.shapes[POSITION_TABLE][0], variables[POSITION_TABLE].shape[0])
+        extended = {POSITION_TABLE: fill} if fill else {}
     report = CheckpointLoadReport(
         path=stored.path,
         format=stored.format,
@@ -221,14 +220,14 @@ def _read_all(stored, names):
     return values
 
 
-def _load_foreign(model, path, strict, init_from_group0):
+def _load_foreign(model, path, strict, init_from_group0, extend_positions):
     """A Hugging Face checkpoint or keras-hub preset loaded as `load` loads the others (a head
     only one side has is allowed), or None when `path` is neither."""
     from albert_tf.interop.formats import load_foreign  # interop builds on this module
 
     heads = tuple(pattern for patterns in HEAD_NAMES.values() for pattern in patterns)
     return load_foreign(model, path, strict=strict, allow_missing=heads, allow_unused=heads,
-                        init_from_group0=init_from_group0)
+                        init_from_group0=init_from_group0, extend_positions=extend_positions)
 
 
 def _check_strict(model, report):

@@ -26,3 +26,11 @@ def extend_position_table(table, length, mode="repeat"):
             f"than the model's max_position_embeddings ({length})."
         )
     return table[np.arange(length) % table.shape[0]]
+
+
+def planned_extension(mode, stored_rows, model_rows):
+    """(function filling a stored table to the model's rows, the load report's note), or
+    (None, "") when `mode` is None or the stored table is not shorter."""
+    if mode is None or stored_rows >= model_rows:
+        return None, ""
+    return (lambda table: extend_position_table(table, model_rows, mode)), f"{stored_rows} -> {model_rows} ({mode})"

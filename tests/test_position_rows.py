@@ -6,6 +6,8 @@ import pytest
 
 from albert_tf import AlbertConfig
 from albert_tf.checkpoints import load, save_tf1_checkpoint
+from albert_tf.interop.huggingface import save_huggingface_checkpoint
+from albert_tf.interop.keras_hub import save_keras_hub_preset
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.position_rows import extend_position_table
 
@@ -52,3 +54,17 @@ def test_load_extends_a_shorter_checkpoint_only_when_asked(tmp_path):
     np.testing.assert_array_equal(long.embeddings.word_embeddings.numpy(), short.embeddings.word_embeddings.numpy())
     same_length = load(AlbertModel(_config(32)), prefix, extend_positions="repeat")
     assert same_length.extended_positions == ""  # nothing to extend: nothing said
+
+
+@pytest.mark.parametrize("save", ["huggingface", "keras_hub"])
+def test_load_extends_hugging_face_and_keras_hub_weights(tmp_path, save):
+    write = save_huggingface_checkpoint if save == "huggingface" else save_keras_hub_preset
+    short = AlbertModel(_config(32))
+    write(short, str(tmp_path / save))
+    long = AlbertModel(_config(80))
+    with pytest.raises(ValueError, match="max_position_embeddings 32 .the model has 80."):
+        load(long, str(tmp_path / save))
+    report = load(long, str(tmp_path / save), extend_positions="repeat")
+    assert report.extended_positions == "32 -> 80 (repeat)"
+    learned = short.embeddings.position_embeddings.numpy()
+    np.testing.assert_array_equal(long.embeddings.position_embeddings.numpy(), np.concatenate([learned] * 3)[:80])

@@ -13,6 +13,7 @@ import numpy as np
 from albert_tf.checkpoint_names import PROJECTION_NAMES, group0_name, tf1_variables
 from albert_tf.checkpoints import CheckpointLoadReport, CheckpointMismatchError
 from albert_tf.interop.name_table import to_layout
+from albert_tf.position_rows import POSITION_TABLE, planned_extension
 
 # Hugging Face and keras-hub always project the embeddings; the original (and we) only when E != H.
 # An identity projection is the original's model exactly, so it is written and read as such.
@@ -40,7 +41,7 @@ def _listed(entries):
 
 
 def load_arrays(model, arrays, table, source, caller, file_format, strict=True, allow_missing=(),
-                allow_unused=(), ignored=(), init_from_group0=False):
+                allow_unused=(), ignored=(), init_from_group0=False, extend_positions=None):
     """Assigns foreign `arrays` to `model` and returns a `CheckpointLoadReport`.
 
     Report names are the original's TF1 names; a foreign name with no TF1 counterpart is listed as
@@ -56,6 +57,7 @@ def load_arrays(model, arrays, table, source, caller, file_format, strict=True, 
         file_format: what the arrays came from, for the report ("Hugging Face checkpoint").
         init_from_group0: as in `checkpoints.load`: a `group_N` variable the arrays lack is
             read from `group_0` (`report.sources` lists each).
+        extend_positions: as in `checkpoints.load`.
     """
     variables = tf1_variables(model)
     projection_size = None if PROJECTION_KERNEL in variables else _embedding_size(variables)
@@ -81,6 +83,11 @@ def load_arrays(model, arrays, table, source, caller, file_format, strict=True, 
             sources[name] = group0_name(name)
             values[name], foreign_of[name] = values[sources[name]], foreign_of[sources[name]]
     missing = [(name, _foreign_name(table, name)) for name in variables if name not in values]
+    extended_note = ""
+    if POSITION_TABLE in values:
+        fill, extended_note = planned_extension(
+            extend_positions, values[POSITION_TABLE].shape[0], variables[POSITION_TABLE].shape[0])
+        values[POSITION_TABLE] = fill(values[POSITION_TABLE]) if fill else values[POSITION_TABLE]
     report = CheckpointLoadReport(
         path=source,
         format=file_format,
@@ -90,6 +97,7 @@ def load_arrays(model, arrays, table, source, caller, file_format, strict=True, 
         skipped=tuple(sorted(skipped)),
         sources=sources,
         hub_prefix=False,
+        extended_positions=extended_note,
     )
     mismatches = [
         f"{foreign_of[name]} (as {name}: {list(value.shape)}, model: {list(variables[name].shape)})"

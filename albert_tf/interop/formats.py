@@ -30,11 +30,11 @@ def foreign_config(path, erf_gelu_as_tanh=False):
 
 
 def load_foreign(model, path, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False,
-                 erf_gelu_as_tanh=False):
+                 erf_gelu_as_tanh=False, extend_positions=None):
     """Loads a foreign checkpoint into `model` and returns its report, or None if `path` is not one."""
     found = foreign_format(path)
     options = dict(strict=strict, allow_missing=allow_missing, allow_unused=allow_unused,
-                   init_from_group0=init_from_group0)
+                   init_from_group0=init_from_group0, extend_positions=extend_positions)
     if found == HUGGING_FACE:
         return huggingface.load_huggingface(model, path, erf_gelu_as_tanh=erf_gelu_as_tanh, **options)
     if found == KERAS_HUB:

@@ -214,20 +214,22 @@ def _read_pytorch(path):
 
 
 def load_huggingface(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False,
-                     erf_gelu_as_tanh=False):
+                     erf_gelu_as_tanh=False, extend_positions=None):
     """Loads an HF ALBERT checkpoint directory into `model`; returns a `CheckpointLoadReport`.
 
     The directory's config must describe `model`'s architecture (its group count too, unless
     `init_from_group0`, as in `checkpoints.load`). Report names are the original's TF1 names
     (HF names in brackets); `allow_missing` / `allow_unused` take globs of either, e.g.
-    `checkpoints.CLASSIFIER_HEAD_NAMES`. The tied decoder copies are skipped.
+    `checkpoints.CLASSIFIER_HEAD_NAMES`. The tied decoder copies are skipped. `extend_positions`
+    is as in `checkpoints.load`.
     """
     config = albert_config_from_huggingface(directory, erf_gelu_as_tanh)
     architecture.check_same(config, model.config, os.path.join(os.fspath(directory), CONFIG_NAME), "Hugging Face",
-                            compare_groups=not init_from_group0)
+                            compare_groups=not init_from_group0, longer_positions=extend_positions is not None)
     arrays, source = read_huggingface_weights(directory)
     return load_arrays(model, arrays, NAMES, source, "load_huggingface", "Hugging Face checkpoint", strict=strict, allow_missing=allow_missing,
-                       allow_unused=allow_unused, ignored=IGNORED_NAMES, init_from_group0=init_from_group0)
+                       allow_unused=allow_unused, ignored=IGNORED_NAMES, init_from_group0=init_from_group0,
+                       extend_positions=extend_positions)
 
 
 def huggingface_config(model):

@@ -109,17 +109,18 @@ def keras_hub_spm_model_file(directory):
     return path if os.path.isfile(path) else None
 
 
-def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False):
+def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused=(), init_from_group0=False,
+                   extend_positions=None):
     """Loads a keras-hub `AlbertBackbone` preset into `model`; returns a `CheckpointLoadReport`.
 
     Only the backbone is in a preset: for an `AlbertPretrainingModel` or `AlbertClassifier` pass
     their heads in `allow_missing` (e.g. "cls/*", `checkpoints.CLASSIFIER_HEAD_NAMES`).
-    `init_from_group0` is as in `checkpoints.load`.
+    `init_from_group0` and `extend_positions` are as in `checkpoints.load`.
     """
     directory = os.fspath(directory)
     config = albert_config_from_keras_hub(directory)
     architecture.check_same(config, model.config, os.path.join(directory, CONFIG_NAME), "keras-hub",
-                            compare_groups=not init_from_group0)
+                            compare_groups=not init_from_group0, longer_positions=extend_positions is not None)
     weights = os.path.join(directory, WEIGHTS_NAME)
     if not os.path.isfile(weights):
         raise FileNotFoundError(f"{weights} does not exist: not a keras-hub preset directory.")
@@ -130,7 +131,8 @@ def load_keras_hub(model, directory, strict=True, allow_missing=(), allow_unused
         raise ValueError(f"{weights} is not a readable keras-hub AlbertBackbone preset ({error}).") from None
     arrays = {variable.path: np.asarray(variable.numpy()) for variable in backbone.weights}
     return load_arrays(model, arrays, NAMES, weights, "load_keras_hub", "keras-hub preset", strict=strict, allow_missing=allow_missing,
-                       allow_unused=allow_unused, init_from_group0=init_from_group0)
+                       allow_unused=allow_unused, init_from_group0=init_from_group0,
+                       extend_positions=extend_positions)
 
 
 def save_keras_hub_preset(model, directory, spm_model_file=None):
