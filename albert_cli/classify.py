@@ -26,7 +26,7 @@ from albert_cli.export_version import check_export_version_is_new, define_export
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES
 from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
-                           require_positive_finite, run_main)
+                           require_positive_finite, require_recompute_trainable, run_main)
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
@@ -64,6 +64,8 @@ flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifie
                     "token ids in) to this directory.")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
+flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
+                  "recompute the rest there: less memory, about one more forward pass of time (needs dropout 0).")
 flags.DEFINE_integer("seeds", 1, "Train with this many seeds (seed, seed+1, ...); report mean/std/best.", lower_bound=1)
 flags.DEFINE_bool("reinit_pooler", False, "Re-initialise the pooler after loading --init_checkpoint "
                   "instead of keeping its pretrained weights (the original keeps them).")
@@ -122,14 +124,15 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
     import keras  # pylint: disable=g-import-not-at-top
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf import AlbertClassifier  # pylint: disable=g-import-not-at-top
+    from albert_tf import AlbertClassifier, AlbertModel  # pylint: disable=g-import-not-at-top
 
     keras.utils.set_random_seed(seed)
     with strategy.scope():
-        classifier = AlbertClassifier(config, task.num_labels, dtype=compute_dtype(),
-                                      kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+        backbone = AlbertModel(config, dtype=compute_dtype(), recompute=FLAGS.recompute, name="albert",
+                               kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+        classifier = AlbertClassifier(backbone=backbone, num_labels=task.num_labels)
     if init_checkpoint:
-        load_init_checkpoint(classifier, init_checkpoint)
+        load_init_checkpoint(classifier, init_checkpoint, FLAGS.extend_positions)
         if FLAGS.reinit_pooler:
             classifier.albert.reset_pooler()
     return classifier
@@ -246,6 +249,8 @@ def main(argv):
         require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
                 "directory (a model in use is never replaced)")
     tokenizer, config = load_tokenizer_and_config(FLAGS)
+    if FLAGS.recompute and FLAGS.do_train:
+        require_recompute_trainable(config)
     try:
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
     except ValueError as error:

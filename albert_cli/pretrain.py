@@ -27,7 +27,7 @@ from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.cli import (TERMINATED_EXIT_CODE, UsageError, prefer_onednn, require, require_output_dir,
-                           run_main)
+                           require_recompute_trainable, run_main)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
@@ -62,6 +62,7 @@ flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept. Original: 5.",
 flags.DEFINE_integer("iterations_per_loop", 20, "Steps per tf.function call; also how often metrics are logged and SIGTERM is noticed. Original: 1000.", lower_bound=1)
 flags.DEFINE_integer("max_eval_steps", 100, "At most this many evaluation batches. Original: 100.", lower_bound=1)
 flags.DEFINE_integer("eval_every_steps", None, "With --do_eval, evaluate on the held-out set during training every this many steps (at loop ends). Default: at each checkpoint.", lower_bound=1)
+flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
 flags.DEFINE_bool("init_from_group0", False, "Initialise every group of a multi-group model from group 0 of --init_checkpoint.")
 flags.DEFINE_bool("use_tpu", False, "The original's switch; same as --strategy=tpu.")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
@@ -74,6 +75,8 @@ flags.DEFINE_integer("num_cpu_devices", 1, "Split the CPU into this many logical
 flags.DEFINE_string("eval_input_file", None, "Held-out TFRecords for evaluation. Default: the bundled held-out split, or --input_file (as the original did) when that is given.")
 flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
 flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference (use reference with --jit_compile on GPU/TPU).")
+flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
+                  "recompute the rest there: less memory, about one more forward pass of time (needs dropout 0).")
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
 flags.DEFINE_integer("grad_accum_steps", 1, "Micro-batches per optimizer step; the global batch stays --train_batch_size.", lower_bound=1)
 flags.DEFINE_integer("seed", 12345, "Seed of weights initialisation and data order.")
@@ -256,6 +259,8 @@ def main(argv):
     tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
     lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
     config = load_config()
+    if FLAGS.recompute:
+        require_recompute_trainable(config)
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "
             f"x --grad_accum_steps ({FLAGS.grad_accum_steps})")
@@ -269,7 +274,7 @@ def main(argv):
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,
         start_warmup_step=FLAGS.start_warmup_step, poly_power=FLAGS.poly_power, grad_accum_steps=FLAGS.grad_accum_steps,
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
-        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()),
+        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()), recompute=FLAGS.recompute,
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
@@ -296,7 +301,8 @@ def main(argv):
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 
         try:
-            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0)
+            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0,
+                                      extend_positions=FLAGS.extend_positions)
         except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--init_checkpoint: {error}") from None
         sys.stderr.write(f"{report}\n")

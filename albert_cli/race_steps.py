@@ -92,7 +92,7 @@ def build_model(config, strategy, init_checkpoint=None, dtype=None):
                                      kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
         model(model.example_inputs(), training=False)
     if init_checkpoint:
-        load_init_checkpoint(model.albert, init_checkpoint)  # the encoder; the head starts fresh
+        load_init_checkpoint(model.albert, init_checkpoint, FLAGS.extend_positions)  # the encoder; the head starts fresh
     return model
 
 

@@ -15,6 +15,7 @@ def define_task_flags(output_dir):
                         "Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
     flags.DEFINE_string("init_checkpoint", None,
                         "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script; also a Hugging Face / keras-hub directory.")
+    flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
     flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
     flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")

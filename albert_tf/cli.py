@@ -154,6 +154,16 @@ def require_positive_finite(flag, value):
     require(math.isfinite(value) and value > 0, f"--{flag} must be a finite number > 0, got {value}")
 
 
+def require_recompute_trainable(config):
+    """`--recompute` trains only without dropout in the encoder (recomputation would draw new masks)."""
+    require(
+        not (config.hidden_dropout_prob or config.attention_probs_dropout_prob),
+        f"--recompute needs hidden_dropout_prob and attention_probs_dropout_prob 0 in the config "
+        f"(recomputing a block draws new dropout masks), got {config.hidden_dropout_prob} and "
+        f"{config.attention_probs_dropout_prob}",
+    )
+
+
 def require_output_dir(flag, path, create=True):
     """`--flag` names a directory this process can write (created when `create`), else a UsageError.
 
@@ -178,15 +188,15 @@ def require_output_dir(flag, path, create=True):
         raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
 
 
-def load_init_checkpoint(model, path):
-    """`--init_checkpoint`: `checkpoints.load(model, path)` (any format it reads; a new head starts
-    fresh), logged, or a `UsageError` that names the flag."""
+def load_init_checkpoint(model, path, extend_positions=None):
+    """`--init_checkpoint`: `checkpoints.load(model, path, extend_positions=...)` (any format it
+    reads; a new head starts fresh), logged, or a `UsageError` that names the flag."""
     from absl import logging  # pylint: disable=g-import-not-at-top
 
     from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
 
     try:
-        report = checkpoints.load(model, path)
+        report = checkpoints.load(model, path, extend_positions=extend_positions)
     except (ValueError, FileNotFoundError) as error:
         raise UsageError(f"--init_checkpoint: cannot initialise from {path}: {error}") from None
     logging.info("init_checkpoint: %s", report)

@@ -10,6 +10,9 @@ from albert_tf.io_utils import atomic_open
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
+ATTENTION_TYPES = ("dense", "block_sparse")
+# The block-sparse keys, left out of `to_dict` at these values: dense configs are written as before.
+_ATTENTION_DEFAULTS = {"attention_type": "dense", "block_size": None, "num_random_blocks": None}
 
 # Keys the released JSON files carry that the model does not read (kept and written back).
 _PASSTHROUGH_KEYS = ("net_structure_type", "gap_size", "num_memory_blocks", "down_scale_factor",
@@ -31,6 +34,12 @@ _POSITIVE_INT_KEYS = (
 _FLOAT_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range")
 
 
+def min_sparse_length(block_size, num_random_blocks):
+    """Sequences of this length or shorter run dense attention: BigBird's rule (Hugging Face's
+    `BigBirdModel` switches to full attention when seq_len <= (5 + 2r) * block_size)."""
+    return (5 + 2 * num_random_blocks) * block_size
+
+
 @dataclasses.dataclass
 class AlbertConfig:
     """Hyperparameters of an ALBERT model, as in google-research/albert's `albert_config.json`.
@@ -40,6 +49,9 @@ class AlbertConfig:
     which sub-layers are shared across the layers of a group ("all" is the paper's ALBERT).
     `released_keys` holds the keys released files carry that the model does not read
     (`net_structure_type`, ...): `from_dict` puts them there and `to_dict` writes them back.
+    `attention_type` is ours too: "dense" (the paper's) or "block_sparse", BigBird's pattern
+    with `block_size` tokens per block and `num_random_blocks` random blocks per query block
+    (both required then, and only then).
     Validated on construction (`__post_init__`).
     """
 
@@ -58,6 +70,9 @@ class AlbertConfig:
     type_vocab_size: int = 2
     initializer_range: float = 0.02
     sharing: str = "all"
+    attention_type: str = "dense"
+    block_size: int = None
+    num_random_blocks: int = None
     released_keys: dict = dataclasses.field(default_factory=dict)
 
     @staticmethod
@@ -109,6 +124,34 @@ class AlbertConfig:
             raise ValueError(
                 f"AlbertConfig: `initializer_range` must be positive, got {self.initializer_range!r}."
             )
+        self._check_attention_type()
+
+    def _check_attention_type(self):
+        if self.attention_type not in ATTENTION_TYPES:
+            raise ValueError(
+                f"AlbertConfig: unknown `attention_type` {self.attention_type!r}; allowed: {list(ATTENTION_TYPES)}."
+            )
+        block_keys = ("block_size", "num_random_blocks")
+        if self.attention_type == "dense":
+            given = [key for key in block_keys if getattr(self, key) is not None]
+            if given:
+                raise ValueError(f"AlbertConfig: {given} apply only with `attention_type` \"block_sparse\".")
+            return
+        for key, least in zip(block_keys, (1, 0)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(
+                    f"AlbertConfig: `attention_type` \"block_sparse\" needs `{key}`, an integer >= {least} "
+                    f"(BigBird's: block_size 64, num_random_blocks 3), got {value!r}."
+                )
+        shortest = min_sparse_length(self.block_size, self.num_random_blocks)
+        if self.max_position_embeddings <= shortest:
+            raise ValueError(
+                f"AlbertConfig: block-sparse attention runs only on sequences longer than "
+                f"(5 + 2 * num_random_blocks) * block_size = {shortest} tokens, but "
+                f"`max_position_embeddings` is {self.max_position_embeddings}: lower `block_size` or "
+                f"`num_random_blocks`, or raise `max_position_embeddings`."
+            )
 
     def replace(self, **changes):
         """A copy with some keys changed (validated again)."""
@@ -142,7 +185,11 @@ class AlbertConfig:
             raise ValueError(f"{path}: {error}") from None
 
     def to_dict(self):
-        values = {key: getattr(self, key) for key in self.model_keys()}
+        values = {
+            key: getattr(self, key)
+            for key in self.model_keys()
+            if key not in _ATTENTION_DEFAULTS or getattr(self, key) != _ATTENTION_DEFAULTS[key]
+        }
         values.update(copy.deepcopy(self.released_keys))
         return values
 

@@ -477,3 +477,48 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
     assert (output_dir / "eval_history.json").read_text() == history  # nothing evaluated or recorded again
     assert f"resuming from ckpt-2 (step 2) in {output_dir}: fine-tuning to step 4" in run(4)
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
+
+
+@pytest.mark.slow
+def test_recompute_fine_tunes_and_refuses_dropout(tmp_path):
+    """--recompute fine-tunes (the encoder recomputes its blocks in the backward pass); with
+    dropout in the encoder's config it stops with a one-line error naming the flag."""
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=16)
+    common = ("--task_name=SST-2", f"--data_dir={data_dir}", "--do_train", "--train_step=2", "--recompute",
+              "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32")
+    result = run_classifier(*common, f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with_dropout = str(tmp_path / "albert_config.json")
+    with open(with_dropout, "w") as handle:
+        json.dump(dict(read_json(TINY_CONFIG), attention_probs_dropout_prob=0.1), handle)
+    result = run_classifier(*common, f"--output_dir={tmp_path / 'dropout'}", f"--albert_config_file={with_dropout}")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert result.stderr.strip().splitlines()[-1].startswith("error: --recompute needs hidden_dropout_prob")
+
+
+@pytest.mark.slow
+def test_init_checkpoint_with_fewer_positions_is_extended_only_when_asked(tmp_path):
+    """A 512-position checkpoint into a 1,024-position config: --extend_positions=repeat fills the
+    new rows with the learned ones and the load report says so; without it, a one-line error."""
+    import keras
+
+    from albert_tf import AlbertConfig, AlbertModel
+    from albert_tf.checkpoints import save_tf1_checkpoint
+
+    keras.utils.set_random_seed(3)
+    prefix = save_tf1_checkpoint(AlbertModel(AlbertConfig.from_json_file(TINY_CONFIG)),
+                                 str(tmp_path / "albert_tiny" / "model.ckpt-1"))
+    longer = str(tmp_path / "albert_config.json")
+    with open(longer, "w") as handle:
+        json.dump(dict(read_json(TINY_CONFIG), max_position_embeddings=1024), handle)
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=8, splits=("train", "dev"))
+    common = ("--task_name=SST-2", f"--data_dir={data_dir}", f"--init_checkpoint={tmp_path / 'albert_tiny'}",
+              f"--albert_config_file={longer}", "--do_eval", *TINY_RUN)
+    result = run_classifier(*common, f"--output_dir={tmp_path / 'refused'}")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: --init_checkpoint: ") and 'pass extend_positions="repeat"' in last, last
+    result = run_classifier(*common, "--extend_positions=repeat", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    [loaded] = log_lines(result.stderr, "init_checkpoint:")
+    assert f"from {prefix} (TF1 checkpoint; position embeddings extended 512 -> 1024 (repeat))." in loaded

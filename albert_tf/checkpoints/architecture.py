@@ -50,15 +50,17 @@ def stored_groups(config, format_name):
     )
 
 
-def check_same(foreign, ours, path, format_name, compare_groups=True):
+def check_same(foreign, ours, path, format_name, compare_groups=True, longer_positions=False):
     """Raises ValueError if `foreign` (an `AlbertConfig` read from `path`) and `ours` differ in architecture.
 
-    `compare_groups=False` (for `init_from_group0`) lets the group counts and sharing differ.
+    `compare_groups=False` (for `init_from_group0`) lets the group counts and sharing differ;
+    `longer_positions=True` (for `extend_positions`) lets the model have more positions.
     """
+    extended = longer_positions and foreign.max_position_embeddings < ours.max_position_embeddings
     differences = [
         f"{key} {getattr(foreign, key)!r} (the model has {getattr(ours, key)!r})"
         for key in ARCHITECTURE_KEYS
-        if getattr(foreign, key) != getattr(ours, key)
+        if getattr(foreign, key) != getattr(ours, key) and not (extended and key == "max_position_embeddings")
     ]
     groups = stored_groups(ours, format_name) if compare_groups else foreign.num_hidden_groups
     if foreign.num_hidden_groups != groups:

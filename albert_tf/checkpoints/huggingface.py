@@ -176,16 +176,16 @@ def _read_pytorch(path):
     return {name: (tensor.float() if tensor.is_floating_point() else tensor).numpy() for name, tensor in state.items()}
 
 
-def read_huggingface(model, directory, erf_gelu_as_tanh=False, init_from_group0=False):
+def read_huggingface(model, directory, erf_gelu_as_tanh=False, init_from_group0=False, longer_positions=False):
     """The weights of an HF ALBERT checkpoint directory as a `StoredWeights` for `model`.
 
     The directory's config must describe `model`'s architecture (its group count too, unless
-    `init_from_group0`). Names are the original's TF1 names (`foreign_names` gives HF's); the tied
+    `init_from_group0`; a longer position table if `longer_positions`). Names are the original's TF1 names (`foreign_names` gives HF's); the tied
     decoder copies are skipped.
     """
     config = albert_config_from_huggingface(directory, erf_gelu_as_tanh)
     architecture.check_same(config, model.config, os.path.join(os.fspath(directory), CONFIG_NAME), "Hugging Face",
-                            compare_groups=not init_from_group0)
+                            compare_groups=not init_from_group0, longer_positions=longer_positions)
     arrays, source = read_huggingface_weights(directory)
     return stored_from_arrays(model, arrays, NAMES, source, "Hugging Face checkpoint", ignored=IGNORED_NAMES)
 

@@ -77,16 +77,16 @@ def keras_hub_spm_model_file(directory):
     return path if os.path.isfile(path) else None
 
 
-def read_keras_hub(model, directory, init_from_group0=False):
+def read_keras_hub(model, directory, init_from_group0=False, longer_positions=False):
     """The weights of a keras-hub `AlbertBackbone` preset as a `StoredWeights` for `model` (TF1 names).
 
     The preset's config must describe `model`'s architecture (its group count too, unless
-    `init_from_group0`). Only the backbone is in a preset.
+    `init_from_group0`; a longer position table if `longer_positions`). Only the backbone is in a preset.
     """
     directory = os.fspath(directory)
     config = albert_config_from_keras_hub(directory)
     architecture.check_same(config, model.config, os.path.join(directory, CONFIG_NAME), "keras-hub",
-                            compare_groups=not init_from_group0)
+                            compare_groups=not init_from_group0, longer_positions=longer_positions)
     weights = os.path.join(directory, WEIGHTS_NAME)
     if not os.path.isfile(weights):
         raise FileNotFoundError(f"{weights} does not exist: not a keras-hub preset directory.")

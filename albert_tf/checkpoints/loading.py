@@ -22,6 +22,7 @@ from albert_tf.checkpoints.keras_file import read_keras_file
 from albert_tf.checkpoints.keras_hub import read_keras_hub
 from albert_tf.checkpoints.names import HEAD_NAMES, HUB_MODULE_PREFIX, group0_name, tf1_variables
 from albert_tf.checkpoints.ours import OBJECT_GRAPH_KEY, read_ours
+from albert_tf.checkpoints.position_rows import POSITION_TABLE, planned_extension
 from albert_tf.checkpoints.tf1 import open_checkpoint, read_tf1, resolve_checkpoint_prefix
 from albert_tf.error_text import error_line
 
@@ -57,6 +58,8 @@ class CheckpointLoadReport:
         new_heads: heads of the model the file does not have (their variables are in `missing`).
         other_heads: heads in the file the model does not have (their weights are in `unused`).
         allowed_missing, allowed_unused: globs (of either name) that strict loading allows.
+        extended_positions: "P -> L (mode)" when a shorter position table was extended
+            (`extend_positions`), else "".
     """
 
     path: str
@@ -71,6 +74,7 @@ class CheckpointLoadReport:
     other_heads: tuple = ()
     allowed_missing: tuple = ()
     allowed_unused: tuple = ()
+    extended_positions: str = ""
 
     def unexpected(self):
         """(missing, unused) less the allowed ones (by default the weights of heads only one side
@@ -84,6 +88,8 @@ class CheckpointLoadReport:
             notes.append(f"`{HUB_MODULE_PREFIX}` prefix stripped")
         if self.sources:
             notes.append(f"{len(self.sources)} read from group_0")
+        if self.extended_positions:
+            notes.append(f"position embeddings extended {self.extended_positions}")
         lines = [
             f"Loaded {len(self.loaded)} of {len(self.loaded) + len(self.missing)} variables "
             f"from {self.path} ({'; '.join(notes)})."
@@ -119,14 +125,15 @@ def _listed(names):
     return shown + (f" ... (+{more} more, see error.report)" if more > 0 else "")
 
 
-def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False):
-    """The weights stored at `path` in any format `load` reads, named for `model` (TF1 names)."""
+def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, longer_positions=False):
+    """The weights stored at `path` in any format `load` reads, named for `model` (TF1 names);
+    `longer_positions`: a foreign config may have fewer positions than the model."""
     path = os.fspath(path)
     found = formats.foreign_format(path)
     if found == formats.HUGGING_FACE:
-        return read_huggingface(model, path, erf_gelu_as_tanh, init_from_group0)
+        return read_huggingface(model, path, erf_gelu_as_tanh, init_from_group0, longer_positions)
     if found == formats.KERAS_HUB:
-        return read_keras_hub(model, path, init_from_group0)
+        return read_keras_hub(model, path, init_from_group0, longer_positions)
     if path.endswith((".keras", ".weights.h5")):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"{path} does not exist; expected a Keras .keras or .weights.h5 file.")
@@ -143,7 +150,7 @@ def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False):
 
 
 def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEADS_ONLY_ONE_SIDE_HAS,
-         allow_unused=HEADS_ONLY_ONE_SIDE_HAS, erf_gelu_as_tanh=False):
+         allow_unused=HEADS_ONLY_ONE_SIDE_HAS, erf_gelu_as_tanh=False, extend_positions=None):
     """Loads the weights at `path` into an ALBERT model and reports what was loaded.
 
     Only the parts both have are loaded: a classifier from a pretraining checkpoint takes the
@@ -169,6 +176,9 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
             by default the weights of whole heads that only one side has.
         erf_gelu_as_tanh: a Hugging Face config's `hidden_act: "gelu"` (erf) is read as the
             original's tanh GELU (see `huggingface.albert_config_from_huggingface`).
+        extend_positions: None, or "repeat": a checkpoint with fewer position embeddings than
+            the model's `max_position_embeddings` fills the model's extra rows by repeating its
+            learned ones (`position_rows`); said in the report. Without it, a shape error.
 
     Returns:
         A `CheckpointLoadReport`; `print(report)` gives a summary.
@@ -177,7 +187,7 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
         FileNotFoundError: nothing at `path`. ValueError: not a checkpoint, or it does not fit
         the model (`CheckpointMismatchError` when strict and names differ).
     """
-    stored = open_weights(path, model, erf_gelu_as_tanh, init_from_group0)
+    stored = open_weights(path, model, erf_gelu_as_tanh, init_from_group0, extend_positions is not None)
     variables = tf1_variables(model)
     sources, missing = {}, []
     for name in variables:
@@ -192,6 +202,11 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
                       and not any(fnmatch.fnmatchcase(name, p) for name in stored.shapes for p in patterns))
     other_heads = tuple(head for head, patterns in HEAD_NAMES.items() if not hasattr(model, head)
                         and any(fnmatch.fnmatchcase(name, p) for name in stored.shapes for p in patterns))
+    extended, extended_note = {}, ""
+    if POSITION_TABLE in sources:
+        fill, extended_note = planned_extension(
+            extend_positions, stored.shapes[sources[POSITION_TABLE]][0], variables[POSITION_TABLE].shape[0])
+        extended = {POSITION_TABLE: fill} if fill else {}
     if allow_missing == HEADS_ONLY_ONE_SIDE_HAS:
         allow_missing = tuple(pattern for head in new_heads for pattern in HEAD_NAMES[head])
     if allow_unused == HEADS_ONLY_ONE_SIDE_HAS:
@@ -209,14 +224,19 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
         other_heads=other_heads,
         allowed_missing=tuple(allow_missing),
         allowed_unused=tuple(allow_unused),
+        extended_positions=extended_note,
     )
 
     mismatches = [_mismatch(stored, name, source, variables[name])
-                  for name, source in sources.items() if stored.shapes[source] != list(variables[name].shape)]
+                  for name, source in sources.items()
+                  if stored.shapes[source] != list(variables[name].shape) and name not in extended]
     if mismatches:
+        shorter_positions = POSITION_TABLE in sources and not extended and (
+            stored.shapes[sources[POSITION_TABLE]][0] < variables[POSITION_TABLE].shape[0])
         raise ValueError(
             f"shape mismatch loading {stored.path} into {type(model).__name__}: "
-            f"{'; '.join(mismatches)}. Build the model from the config that ships with the checkpoint."
+            f"{'; '.join(mismatches)}. Build the model from the config that ships with the checkpoint"
+            + (" (or, for its position table alone, pass extend_positions=\"repeat\")." if shorter_positions else ".")
         )
     if strict:
         _check_strict(model, report)
@@ -224,7 +244,8 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
     values = _read_all(stored, used)  # a damaged file fails here, before any assign
     for name, source in sources.items():
         variable = variables[name]
-        variable.assign(tf.cast(values[source], variable.dtype))
+        value = extended[name](values[source]) if name in extended else values[source]
+        variable.assign(tf.cast(value, variable.dtype))
     return report
 
 

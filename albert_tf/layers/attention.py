@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from albert_tf import kernels as kernel_sets
 from albert_tf.layers.attention_heads import merge_heads
+from albert_tf.layers.block_sparse_attention import BlockSparseAttention
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
@@ -32,6 +33,10 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
     optionally `query_states` [B, Q, H]: the rows to compute outputs for (queries and residual
     come from them, keys and values from all of `hidden_states`); the output is then [B, Q, H].
+
+    `attention_type` "block_sparse" replaces the dense softmax over all keys with BigBird's
+    pattern (`BlockSparseAttention`, with `block_size` and `num_random_blocks`); it computes
+    every row, so it takes no `query_states`.
     """
 
     def __init__(
@@ -42,6 +47,9 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
         kernels="reference",
+        attention_type="dense",
+        block_size=None,
+        num_random_blocks=None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -75,6 +83,15 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
             hidden_dropout_prob, dtype=self.dtype_policy, name="output_dropout"
         )
         self.layer_norm = layer_norm("layer_norm")
+        self.attention_type = attention_type
+        self.block_size = block_size
+        self.num_random_blocks = num_random_blocks
+        self.block_sparse = None
+        if attention_type == "block_sparse":
+            self.block_sparse = BlockSparseAttention(
+                block_size, num_random_blocks, attention_probs_dropout_prob,
+                dtype=self.dtype_policy, name=f"{self.name}_block_sparse",
+            )
 
     def build(self, hidden_states_shape, bias_shape=None, query_states_shape=None):
         for dense in (self.query, self.key, self.value, self.output_dense):
@@ -92,9 +109,20 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
             key, value = self.kernels.project_heads([self.key, self.value], hidden_states, heads)
 
         scale = 1.0 / math.sqrt(self.hidden_size // heads)
-        probabilities = self.kernels.attention_probabilities(query, key, bias, scale)
-        probabilities = self.attention_dropout(probabilities, training=training)
-        context = merge_heads(tf.matmul(probabilities, value))
+
+        def dense_attention():
+            probabilities = self.kernels.attention_probabilities(query, key, bias, scale)
+            probabilities = self.attention_dropout(probabilities, training=training)
+            return tf.matmul(probabilities, value)
+
+        if self.block_sparse is None:
+            context = merge_heads(dense_attention())
+        elif query_states is not hidden_states:
+            raise ValueError(f"{self.name}: block-sparse attention computes every row; it takes no `query_states`.")
+        else:
+            context = merge_heads(self.block_sparse(
+                query, key, value, bias, scale=scale, dense_attention=dense_attention, training=training
+            ))
 
         output = self.kernels.dense(self.output_dense, context)
         output = self.output_dropout(output, training=training)
@@ -113,6 +141,9 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
                 "kernels": self.kernels.name,
+                "attention_type": self.attention_type,
+                "block_size": self.block_size,
+                "num_random_blocks": self.num_random_blocks,
             }
         )
         return config

@@ -32,7 +32,13 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     block's output at `output_positions` only, [B, R, H]). The second is the last block run
     again with queries at those R rows alone: a graph that reads nothing else of the last block
     (a pretraining step reads [CLS] and the masked positions, a classifier [CLS]) leaves the full
-    last block unused, and TensorFlow prunes it.
+    last block unused, and TensorFlow prunes it. (Block-sparse attention computes every row, so
+    there the rows are gathered from the full last attention sub-layer; only its FFN is saved.)
+
+    `attention_type`, `block_size`, `num_random_blocks`: as in `AlbertConfig`, passed to every
+    attention sub-layer. `recompute=True` keeps only each block's input for the backward pass
+    and runs the block again there (`tf.recompute_grad`): less memory, same gradients, about one
+    more forward pass of time. It draws dropout masks again, so it needs dropout 0 to train.
     """
 
     def __init__(
@@ -49,6 +55,10 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
         kernels="reference",
+        attention_type="dense",
+        block_size=None,
+        num_random_blocks=None,
+        recompute=False,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -71,6 +81,10 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
         self.kernels = kernel_sets.get(kernels)  # one object, shared by every sub-layer
+        self.attention_type = attention_type
+        self.block_size = block_size
+        self.num_random_blocks = num_random_blocks
+        self.recompute = recompute
 
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
         # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
@@ -86,6 +100,9 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
             "attention": lambda name: AttentionSubLayer(
                 num_attention_heads=num_attention_heads,
                 attention_probs_dropout_prob=attention_probs_dropout_prob,
+                attention_type=attention_type,
+                block_size=block_size,
+                num_random_blocks=num_random_blocks,
                 name=name,
                 **common,
             ),
@@ -151,15 +168,31 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
 
     def call(self, hidden_states, input_mask, output_positions, training=None):
         bias = attention_bias(input_mask)
+        output_positions = tf.cast(output_positions, tf.int32)
         outputs = []
         with self.kernels.forward_pass():
             for attention, ffn in self.blocks():
                 block_input = hidden_states
-                hidden_states = ffn(attention(hidden_states, bias, training=training), training=training)
+                hidden_states = self._run_block(attention, ffn, hidden_states, bias, training)
                 outputs.append(hidden_states)
-            rows = tf.gather(block_input, tf.cast(output_positions, tf.int32), batch_dims=1)
-            attended = attention(block_input, bias, training=training, query_states=rows)
+            if self.attention_type == "block_sparse":
+                attended = tf.gather(attention(block_input, bias, training=training), output_positions, batch_dims=1)
+            else:
+                rows = tf.gather(block_input, output_positions, batch_dims=1)
+                attended = attention(block_input, bias, training=training, query_states=rows)
             return outputs, ffn(attended, training=training)
+
+    def _run_block(self, attention, ffn, hidden_states, bias, training):
+        def block(block_input):
+            return ffn(attention(block_input, bias, training=training), training=training)
+
+        if self.recompute and training and (self.hidden_dropout_prob or self.attention_probs_dropout_prob):
+            raise ValueError(
+                "SharedTransformerEncoder: `recompute` would draw new dropout masks in the backward pass; "
+                f"train with it at hidden_dropout_prob and attention_probs_dropout_prob 0, got "
+                f"{self.hidden_dropout_prob} and {self.attention_probs_dropout_prob}."
+            )
+        return tf.recompute_grad(block)(hidden_states) if self.recompute else block(hidden_states)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape, output_positions_shape):
         outputs = [tuple(hidden_states_shape)] * (self.num_hidden_layers * self.inner_group_num)
@@ -181,6 +214,10 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
                 "kernels": self.kernels.name,
+                "attention_type": self.attention_type,
+                "block_size": self.block_size,
+                "num_random_blocks": self.num_random_blocks,
+                "recompute": self.recompute,
             }
         )
         return config

@@ -33,9 +33,13 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         dtype: a Keras dtype policy, e.g. "mixed_bfloat16"; LayerNorm, softmax and logits stay float32.
         kernels: the kernel set the layers compute with (`albert_tf.kernels`): "reference" (the
             plain math), "cpu" or "cpu_inference". Same values, different speed.
+        recompute: keep only each block's input for the backward pass and recompute the rest
+            there (`tf.recompute_grad`): same gradients, less memory, more time. Not in the
+            `AlbertConfig` (it changes no value, and a checkpoint or config file written with it
+            serves without it); kept in the Keras config, like `kernels`.
     """
 
-    def __init__(self, config, dtype=None, kernels="reference", **kwargs):
+    def __init__(self, config, dtype=None, kernels="reference", recompute=False, **kwargs):
         config = as_config(config)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(
@@ -62,6 +66,10 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             attention_probs_dropout_prob=config.attention_probs_dropout_prob,
             initializer_range=config.initializer_range,
             kernels=kernels,
+            attention_type=config.attention_type,
+            block_size=config.block_size,
+            num_random_blocks=config.num_random_blocks,
+            recompute=recompute,
             dtype=dtype,
             name="encoder",
         )
@@ -81,6 +89,10 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         self.config = config
         self.dtype_policy_name = None if dtype is None else keras.dtype_policies.get(dtype).name
         self.kernels = self.encoder.kernels.name
+        self.recompute = recompute
+
+    def extra_config(self):
+        return {"recompute": self.recompute} if self.recompute else {}
 
     def reset_pooler(self):
         """Draws the pooler's weights afresh (truncated normal kernel, zero bias), as at construction.

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from albert_tf import optimization
 from albert_tf.distribute import is_chief
-from albert_tf.models import AlbertPretrainingModel
+from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
@@ -38,6 +38,7 @@ class TrainerSettings:
     jit_compile: bool = False
     clip_norm: float = 1.0
     kernels: str = "reference"  # the model's kernel set (albert_tf.kernels)
+    recompute: bool = False  # AlbertModel's: recompute each block in the backward pass
 
 
 class PretrainingTrainer:
@@ -56,7 +57,9 @@ class PretrainingTrainer:
         self.micro_batch_size = per_replica // settings.grad_accum_steps
         dtype = None if settings.mixed_precision == "float32" else settings.mixed_precision
         with strategy.scope():
-            self.model = AlbertPretrainingModel(albert_config, dtype=dtype, kernels=settings.kernels)
+            backbone = AlbertModel(albert_config, dtype=dtype, kernels=settings.kernels,
+                                   recompute=settings.recompute, name="albert")
+            self.model = AlbertPretrainingModel(backbone=backbone)
             self.optimizer = optimization.create_optimizer(
                 settings.optimizer,
                 settings.learning_rate,
