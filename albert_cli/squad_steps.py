@@ -8,7 +8,7 @@ from absl import flags, logging
 
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import (UsageError, load_init_checkpoint, require,
+from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require,
                            require_positive_finite)
 from albert_tf.distribute import per_replica_batch_size
 from albert_tf.evaluated_training import fine_tune, read_best_metrics
@@ -57,7 +57,7 @@ class SquadData:
                 path, self.examples, tokenizer, cache_dir, FLAGS.max_seq_length, FLAGS.doc_stride,
                 FLAGS.max_query_length, is_training, FLAGS.version_2_with_negative)
         except (ValueError, FileNotFoundError) as error:
-            raise UsageError(f"--{flag_name}: {error}") from None
+            raise UsageError(f"--{flag_name}: {flag_text(error)}") from None
         logging.info("%s: %s", path, self.stats)
         self.features = None if is_training else squad_features.read_features(self.path)
 

@@ -14,7 +14,7 @@ import shutil
 
 from absl import flags
 
-from albert_tf.cli import UsageError, require, run_main
+from albert_cli.cli import UsageError, require, run_main
 from albert_tf.io_utils import atomic_directory
 
 FORMATS = ("hf", "keras_hub", "tf1")

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from albert_tf import keras_predict, progress
 from albert_tf.progress import Progress
-from albert_tf.tensorflow_logs import filter_startup_lines
+from albert_cli.tensorflow_logs import filter_startup_lines
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the issue saw: Keras' and TensorFlow's false or pointless warnings, and the start-up lines.

@@ -5,6 +5,8 @@ import json
 
 import tensorflow as tf
 
+from albert_tf.error_text import SettingError
+
 
 @dataclasses.dataclass(frozen=True)
 class SquadExample:
@@ -52,8 +54,8 @@ def read_squad_examples(path, is_training, version_2_with_negative):
                 where = f"{path}: question {qas_id}"
                 is_impossible = bool(qa.get("is_impossible", False))
                 if is_impossible and not version_2_with_negative:
-                    raise ValueError(f"{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
-                                     "--version_2_with_negative")
+                    raise SettingError("{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
+                                       "{version_2_with_negative}", where=where)
                 answer_text, start_position = None, None
                 if is_training:
                     answers = _field(qa, "answers", path, f"question {qas_id}")

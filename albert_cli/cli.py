@@ -1,7 +1,8 @@
 """Command-line plumbing shared by the scripts: one-line errors with exit code 2.
 
 Bad input is the user's problem to fix, not a crash: scripts raise `UsageError`, the library
-ValueError or FileNotFoundError, with a message that names the flag, file or field and what was
+ValueError or FileNotFoundError, with a message that names the flag (the library: its setting,
+`albert_tf.error_text.NamesSettings`, worded here as the flag), file or field and what was
 expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
 Library modules never import this one.
 """
@@ -13,6 +14,8 @@ import sys
 import tempfile
 
 from absl import app
+
+from albert_tf.error_text import NamesSettings
 
 
 def prefer_onednn():
@@ -30,9 +33,14 @@ class UsageError(Exception):
     """Bad input from the user (flag, file or field): reported as one line, exit status 2."""
 
 
+def flag_text(error):
+    """`error`'s message, the library settings it names (`NamesSettings`) worded as flags (`--name`)."""
+    return error.worded(lambda name: f"--{name}") if isinstance(error, NamesSettings) else str(error)
+
+
 def exit_with_usage_error(error):
-    """Prints `error` as one line on stderr and exits with status 2."""
-    message = " ".join(str(error).split())
+    """Prints `error` as one line on stderr (settings worded as flags) and exits with status 2."""
+    message = " ".join(flag_text(error).split())
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     sys.exit(2)
