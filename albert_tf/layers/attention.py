@@ -5,7 +5,6 @@ import math
 import keras
 import tensorflow as tf
 
-from albert_tf import kernels as kernel_sets
 from albert_tf.layers.attention_heads import merge_heads
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
@@ -32,6 +31,9 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
     optionally `query_states` [B, Q, H]: the rows to compute outputs for (queries and residual
     come from them, keys and values from all of `hidden_states`); the output is then [B, Q, H].
+
+    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model; a
+    runtime choice, not part of its config.
     """
 
     def __init__(
@@ -41,7 +43,8 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
-        kernels="reference",
+        *,
+        kernels,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -54,7 +57,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernel_sets.get(kernels)
+        self.kernels = kernels
 
         def dense(name):
             return keras.layers.Dense(
@@ -112,7 +115,6 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
                 "hidden_dropout_prob": self.hidden_dropout_prob,
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
-                "kernels": self.kernels.name,
             }
         )
         return config

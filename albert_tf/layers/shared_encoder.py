@@ -3,7 +3,6 @@
 import keras
 import tensorflow as tf
 
-from albert_tf import kernels as kernel_sets
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
@@ -33,6 +32,9 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     again with queries at those R rows alone: a graph that reads nothing else of the last block
     (a pretraining step reads [CLS] and the masked positions, a classifier [CLS]) leaves the full
     last block unused, and TensorFlow prunes it.
+
+    `kernels`: the kernel set every sub-layer computes through (`albert_tf.kernels`), given by
+    its model; a runtime choice, not part of its config.
     """
 
     def __init__(
@@ -48,7 +50,8 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
-        kernels="reference",
+        *,
+        kernels,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -70,7 +73,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernel_sets.get(kernels)  # one object, shared by every sub-layer
+        self.kernels = kernels  # one object, shared by every sub-layer
 
         # One sub-layer per (owner, inner index); the owner is a group when shared, else a layer.
         # Each is a plain attribute named after the original's scope (`group_0_inner_group_0_ffn`):
@@ -180,7 +183,6 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 "hidden_dropout_prob": self.hidden_dropout_prob,
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
-                "kernels": self.kernels.name,
             }
         )
         return config

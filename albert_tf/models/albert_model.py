@@ -2,6 +2,7 @@
 
 import keras
 
+from albert_tf import kernels as kernel_sets
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.factorized_embedding import FactorizedEmbedding
 from albert_tf.layers.initializers import truncated_normal
@@ -32,11 +33,13 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         config: an `AlbertConfig` (or its dict).
         dtype: a Keras dtype policy, e.g. "mixed_bfloat16"; LayerNorm, softmax and logits stay float32.
         kernels: the kernel set the layers compute with (`albert_tf.kernels`): "reference" (the
-            plain math), "cpu" or "cpu_inference". Same values, different speed.
+            plain math), "cpu", "cpu_inference" or "cpu_serving". Same values, different speed;
+            built once here and handed to the layers; not saved with the model (`load_model`).
     """
 
     def __init__(self, config, dtype=None, kernels="reference", **kwargs):
         config = as_config(config)
+        kernel_set = kernel_sets.get(kernels)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(
             vocab_size=config.vocab_size,
@@ -61,7 +64,7 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             hidden_dropout_prob=config.hidden_dropout_prob,
             attention_probs_dropout_prob=config.attention_probs_dropout_prob,
             initializer_range=config.initializer_range,
-            kernels=kernels,
+            kernels=kernel_set,
             dtype=dtype,
             name="encoder",
         )
@@ -80,7 +83,12 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         # === Config ===
         self.config = config
         self.dtype_policy_name = None if dtype is None else keras.dtype_policies.get(dtype).name
-        self.kernels = self.encoder.kernels.name
+        self.kernels = kernel_set.name
+
+    @property
+    def kernel_set(self):
+        """The kernel set object the layers compute through."""
+        return self.encoder.kernels
 
     def reset_pooler(self):
         """Draws the pooler's weights afresh (truncated normal kernel, zero bias), as at construction.
