@@ -12,8 +12,8 @@ during training and keeps the best checkpoint by the task's metric (<output_dir>
 import os
 import sys
 
-from albert_tf.cli import prefer_onednn
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.cli import prefer_onednn
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
@@ -25,8 +25,8 @@ from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES
-from albert_tf.cli import (UsageError, load_init_checkpoint, require, require_output_dir,
-                           require_positive_finite, require_recompute_trainable, run_main)
+from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
+                            require_positive_finite, require_recompute_trainable, run_main)
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
@@ -282,7 +282,7 @@ def main(argv):
             try:
                 best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
             except evaluated_training.FineTuningDiverged as error:
-                sys.stderr.write(f"error: {error}\n")  # as run_pretraining: exit 1, not a usage error
+                sys.stderr.write(f"error: {flag_text(error)}\n")  # as run_pretraining: exit 1, not a usage error
                 sys.exit(1)
             records.append(dict(best, seed=seed, output_dir=seed_dir))
         if len(seeds) > 1:

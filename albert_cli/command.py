@@ -1,7 +1,7 @@
 """Runs a command whose flags are defined without TensorFlow: `--help` answers at once and exits 0."""
 
-from albert_tf.cli import prefer_onednn, run_main
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.cli import prefer_onednn, run_main
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 
 def run_command(main, module_name):

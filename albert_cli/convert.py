@@ -12,9 +12,9 @@ import os
 
 from absl import flags
 
-from albert_tf.cli import UsageError, require, run_main
+from albert_cli.cli import UsageError, require, run_main
 from albert_tf.io_utils import atomic_directory
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 # Not from albert_tf.convert: --help answers before TensorFlow is imported.
 FORMATS = ("hf", "keras_hub", "tf1")

@@ -9,8 +9,8 @@ import os
 
 from absl import flags
 
-from albert_tf.cli import prefer_onednn
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.cli import prefer_onednn
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
@@ -18,7 +18,7 @@ quiet_tensorflow()
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
-from albert_tf.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
+from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 FLAGS = flags.FLAGS

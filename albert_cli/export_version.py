@@ -9,7 +9,7 @@ import os
 
 from absl import flags
 
-from albert_tf.cli import require
+from albert_cli.cli import require
 
 
 def define_export_version_flag():

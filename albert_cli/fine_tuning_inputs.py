@@ -3,8 +3,8 @@
 import os
 
 from albert_cli.export_version import check_export_version_is_new
+from albert_cli.cli import UsageError, require, require_output_dir
 from albert_cli.output_lock import lock_output_dir
-from albert_tf.cli import UsageError, require, require_output_dir
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization import AlbertTokenizer
 

@@ -17,7 +17,7 @@ import os
 import socket
 import sys
 
-from albert_tf.cli import UsageError
+from albert_cli.cli import UsageError
 
 LOCK_FILE = ".run.lock"
 _held = {}  # real path of the directory -> its open, locked file, for the life of the process

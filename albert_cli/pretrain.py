@@ -26,12 +26,12 @@ from absl import flags
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
-from albert_tf.cli import (TERMINATED_EXIT_CODE, UsageError, prefer_onednn, require, require_output_dir,
-                           require_recompute_trainable, run_main)
+from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
+                            require_recompute_trainable, run_main)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
@@ -280,11 +280,11 @@ def main(argv):
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
     try:
         if FLAGS.resume_from_intact_checkpoint and (note := fall_back_to_intact(worker_output_dir(FLAGS.output_dir, strategy))):
-            sys.stderr.write(f"{note}\n")
+            sys.stderr.write(f"--output_dir: {note}\n")
         check_resumable(worker_output_dir(FLAGS.output_dir, strategy), trainer.model,
-                        fall_back_flag="--resume_from_intact_checkpoint")
+                        fall_back_setting="resume_from_intact_checkpoint")
     except ValueError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(flag_text(error)) from None
     try:
         run = PretrainingRun(
             trainer, FLAGS.output_dir,
@@ -293,7 +293,7 @@ def main(argv):
             iterations_per_loop=FLAGS.iterations_per_loop,
         )
     except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
-        raise UsageError(cannot_resume(FLAGS.output_dir, error)) from None
+        raise UsageError(flag_text(cannot_resume(FLAGS.output_dir, error))) from None
     if FLAGS.do_train and trainer.is_chief:  # steps after the restored checkpoint are redone
         write_model_files(FLAGS.output_dir, config, None if FLAGS.input_file else SPM_MODEL)  # for every tool
         drop_records_after(FLAGS.output_dir, run.restored_step or 0)
@@ -350,7 +350,7 @@ def main(argv):
         try:
             outcome = run.train(evaluate, FLAGS.eval_every_steps)
         except TrainingDiverged as error:
-            sys.stderr.write(f"error: {error}\n")
+            sys.stderr.write(f"error: {flag_text(error)}\n")
             sys.exit(1)
         except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
             raise data_error(error, train_files, "input_file", config) from None

@@ -10,7 +10,7 @@ from absl import flags, logging
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
 from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import (UsageError, load_init_checkpoint, require,
+from albert_cli.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.distribute import per_replica_batch_size

@@ -12,8 +12,8 @@ import os
 
 import tensorflow as tf
 
+from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
-from albert_tf.cli import UsageError
 from albert_tf.io_utils import write_json
 
 SETTINGS_FILE = "run_settings.json"

@@ -9,7 +9,7 @@ from absl import flags, logging
 from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained_model
 from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import (UsageError, load_init_checkpoint, require,
+from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require,
                            require_positive_finite)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.distribute import per_replica_batch_size
@@ -67,7 +67,7 @@ class SquadData:
             require(self.stats["num_features"], f"--{flag_name}: no {what} in {path} (of {len(self.examples)} "
                     f"read, {self.stats['num_dropped_examples']} on paragraphs that are empty or do not align)")
         except (ValueError, FileNotFoundError) as error:
-            raise UsageError(f"--{flag_name}: {error}") from None
+            raise UsageError(f"--{flag_name}: {flag_text(error)}") from None
         logging.info("%s: %s", path, self.stats)
         self.features = None if is_training else squad_features.read_features(self.path)
 

@@ -2,7 +2,7 @@
 
 The top-level names are imported lazily, so that light modules (`albert_tf.tokenization`, used by
 the data builder's worker processes) do not pay for importing TensorFlow. Importing the package
-changes no environment variable (the scripts' `albert_tf.cli.prefer_onednn` does, see there).
+changes no environment variable (the scripts' `albert_cli.cli.prefer_onednn` does, see there).
 """
 
 import importlib

@@ -17,11 +17,12 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
+from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
 from albert_tf.resume_check import cannot_resume, check_resumable, mismatches
 
-class FineTuningDiverged(RuntimeError):
+class FineTuningDiverged(NamesSettings, RuntimeError):
     """The loss or a dev metric became NaN or infinite; nothing after it was saved."""
 
 
@@ -46,9 +47,9 @@ def restore_best(model, output_dir):
     prefix = best_checkpoint_prefix(output_dir)
     problems = mismatches(prefix, model)
     if problems:
-        raise ValueError(f"--output_dir {output_dir}: its best model {prefix} does not fit this task and "
-                         f"config ({problems}); use the task and --albert_config_file it was trained "
-                         "with, or another --output_dir")
+        raise SettingError("{output_dir} {directory}: its best model {prefix} does not fit this task and "
+                           "config ({problems}); use the task and {albert_config_file} it was trained "
+                           "with, or another {output_dir}", directory=output_dir, prefix=prefix, problems=problems)
     tf.train.Checkpoint(model=model).read(prefix).expect_partial()
 
 
@@ -108,9 +109,9 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
     def _diverged(self, reason):
         self.progress.close()
         raise FineTuningDiverged(
-            f"{reason}; stopped without saving. Last good checkpoint: "
-            f"{self.manager.latest_checkpoint or 'none'}. Lower --learning_rate, raise --warmup_step or "
-            "check the data (labels), then rerun to resume from it.")
+            "{reason}; stopped without saving. Last good checkpoint: {latest}. Lower {learning_rate}, raise "
+            "{warmup_step} or check the data (labels), then rerun to resume from it.",
+            reason=reason, latest=self.manager.latest_checkpoint or "none")
 
 
 def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, train_steps, eval_every, output_dir,
@@ -134,7 +135,7 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
         try:
             manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
-            raise ValueError(cannot_resume(manager.directory, error)) from None
+            raise cannot_resume(manager.directory, error) from None
         logging.info("resumed from %s", manager.latest_checkpoint)
     done_steps = int(optimizer.iterations.numpy())
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)

@@ -12,41 +12,43 @@ import os
 import tensorflow as tf
 from google.protobuf import text_format
 
-from albert_tf.error_text import error_line
+from albert_tf.error_text import SettingError, error_line
 from albert_tf.io_utils import atomic_open
 
 
-def check_checkpoint_state(directory, flag="--output_dir"):
-    """Raises ValueError if `directory` holds checkpoints that its `checkpoint` file does not name."""
+def check_checkpoint_state(directory):
+    """Raises a SettingError if `directory` (`output_dir`) holds checkpoints that its `checkpoint`
+    file does not name."""
     prefixes = checkpoint_prefixes(directory)
     if prefixes and tf.train.latest_checkpoint(directory) is None:
-        raise ValueError(
-            f"{flag} {directory}: its `checkpoint` state file is missing or unreadable, but it holds "
-            f"{', '.join(os.path.basename(p) for p in prefixes)}; write `model_checkpoint_path: "
-            f"\"{os.path.basename(prefixes[-1])}\"` into {os.path.join(directory, 'checkpoint')} to resume "
-            f"from it, or use another {flag}")
+        raise SettingError(
+            "{output_dir} {directory}: its `checkpoint` state file is missing or unreadable, but it holds {held}; "
+            "write `model_checkpoint_path: \"{last}\"` into {state_file} to resume from it, or use another "
+            "{output_dir}", directory=directory, held=", ".join(os.path.basename(p) for p in prefixes),
+            last=os.path.basename(prefixes[-1]), state_file=os.path.join(directory, "checkpoint"))
 
 
-def check_resumable(directory, model, flag="--output_dir", fall_back_flag=None):
-    """Raises ValueError unless the latest checkpoint in `directory` (if any) reads in full and
+def check_resumable(directory, model, fall_back_setting=None):
+    """Raises a SettingError unless the latest checkpoint in `directory` (if any) reads in full and
     holds every variable of `model` with its shape. Restoring does not always say so itself:
-    a Keras variable takes a tensor of another shape without a word. `fall_back_flag`: the
-    caller's flag that runs `fall_back_to_intact`, offered when the latest one is damaged."""
-    check_checkpoint_state(directory, flag)
+    a Keras variable takes a tensor of another shape without a word. `fall_back_setting`: the
+    caller's setting that runs `fall_back_to_intact`, offered when the latest one is damaged."""
+    check_checkpoint_state(directory)
     latest = tf.train.latest_checkpoint(directory)
     if latest is None:
         return
     if damaged(latest) is not None:
-        raise ValueError(cannot_resume(directory, None, flag, fall_back_flag))
+        raise cannot_resume(directory, None, fall_back_setting)
     problems = mismatches(latest, model)
     if problems:
-        raise ValueError(cannot_resume(directory, problems, flag))
+        raise cannot_resume(directory, problems)
 
 
-def fall_back_to_intact(directory, flag="--output_dir"):
+def fall_back_to_intact(directory):
     """If the latest checkpoint in `directory` is damaged, deletes it and every damaged one after
     the newest intact checkpoint, and makes that one the latest (the `checkpoint` state file);
-    returns a line saying what it did, or None if there was nothing to do. Raises ValueError if no
+    returns a line saying what it did, or None if there was nothing to do. Raises a
+    SettingError if no
     checkpoint is intact. Call before a `CheckpointManager` reads the directory."""
     latest = tf.train.latest_checkpoint(directory)
     if latest is None or damaged(latest) is None:
@@ -54,7 +56,7 @@ def fall_back_to_intact(directory, flag="--output_dir"):
     prefixes = checkpoint_prefixes(directory)
     intact = next((prefix for prefix in reversed(prefixes) if damaged(prefix) is None), None)
     if intact is None:
-        raise ValueError(cannot_resume(directory, None, flag))
+        raise cannot_resume(directory, None)
     dropped = [prefix for prefix in prefixes if _step(prefix) > _step(intact)]
     state = tf.train.get_checkpoint_state(directory)
     paths, times = list(state.all_model_checkpoint_paths), list(state.all_model_checkpoint_timestamps)
@@ -69,7 +71,7 @@ def fall_back_to_intact(directory, flag="--output_dir"):
     for prefix in dropped:
         for path in glob.glob(glob.escape(prefix) + ".*"):
             os.remove(path)
-    return (f"{flag}: deleted the damaged {', '.join(os.path.basename(p) for p in dropped)}; "
+    return (f"deleted the damaged {', '.join(os.path.basename(p) for p in dropped)}; "
             f"resuming from the intact {intact}")
 
 
@@ -87,20 +89,23 @@ def mismatches(prefix, model):
     return f"{len(problems)} variable(s) differ, e.g. {problems[0]}" if problems else None
 
 
-def cannot_resume(directory, error, flag="--output_dir", fall_back_flag=None):
-    """The message for a failed restore of the latest checkpoint in `directory`."""
+def cannot_resume(directory, error, fall_back_setting=None):
+    """The SettingError for a failed restore of the latest checkpoint in `directory`."""
     latest = tf.train.latest_checkpoint(directory)
     damage = damaged(latest) if latest else None
     if damage is None:
         detail = " ".join(str(error).split())[:300] or type(error).__name__
-        return (f"{flag} {directory} holds {latest}, which does not fit this model ({detail}); use another "
-                f"{flag}, or the config and task it was trained with")
+        return SettingError("{output_dir} {directory} holds {latest}, which does not fit this model ({detail}); "
+                            "use another {output_dir}, or the config and task it was trained with",
+                            directory=directory, latest=latest, detail=detail)
     older = [prefix for prefix in reversed(checkpoint_prefixes(directory))
              if prefix != latest and damaged(prefix) is None]
-    how = f"run again with {fall_back_flag} (or delete {latest}.*)" if fall_back_flag else f"delete {latest}.* and run again"
-    offer = (f"the older {older[0]} is intact: {how} to resume from it"
-             if older else "no older checkpoint is intact: use another " + flag)
-    return f"{flag}: the latest checkpoint {latest} is damaged ({damage}); {offer}"
+    how = ("run again with {%s} (or delete {latest}.*)" % fall_back_setting if fall_back_setting
+           else "delete {latest}.* and run again")
+    offer = ("the older {older} is intact: " + how + " to resume from it"
+             if older else "no older checkpoint is intact: use another {output_dir}")
+    return SettingError("{output_dir}: the latest checkpoint {latest} is damaged ({damage}); " + offer,
+                        latest=latest, damage=damage, older=older[0] if older else None)
 
 
 def damaged(prefix):

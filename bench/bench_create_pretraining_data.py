@@ -27,7 +27,7 @@ from absl import flags
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from albert_tf.cli import require, run_main  # pylint: disable=wrong-import-position
+from albert_cli.cli import require, run_main  # pylint: disable=wrong-import-position
 
 flags.DEFINE_string("corpus", os.path.join(REPO, "data/corpus/sample.txt"), "Input text: one paragraph per line, blank lines between documents.")
 flags.DEFINE_string("spm_model_file", os.path.join(REPO, "data/albert_spm/30k-clean.model"), "Model.")

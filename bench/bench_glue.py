@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from albert_tf.cli import prefer_onednn  # noqa: E402
+from albert_cli.cli import prefer_onednn  # noqa: E402
 
 prefer_onednn()  # before TensorFlow loads, as the scripts do
 

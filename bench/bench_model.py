@@ -28,7 +28,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from albert_tf.cli import prefer_onednn  # noqa: E402
+from albert_cli.cli import prefer_onednn  # noqa: E402
 
 prefer_onednn()  # TensorFlow's oneDNN CPU kernels, as the scripts ask for them, for every system alike
 

@@ -25,7 +25,7 @@ import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
-from albert_tf.cli import prefer_onednn  # noqa: E402
+from albert_cli.cli import prefer_onednn  # noqa: E402
 
 prefer_onednn()  # TensorFlow's oneDNN CPU kernels, as the scripts ask for them, for every system alike
 

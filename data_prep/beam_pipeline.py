@@ -34,7 +34,7 @@ from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402  
 
 logging.getLogger().removeFilter(_not_the_bigquery_notice)
 
-from albert_tf.cli import require, run_main
+from albert_cli.cli import require, run_main
 from data_prep.build_plan import make_plan
 from data_prep.create_pretraining_data import builder_settings_from_flags, define_builder_flags
 from data_prep.file_access import stale_temporaries

@@ -20,7 +20,7 @@ import time
 
 from absl import flags, logging
 
-from albert_tf.cli import require, run_main
+from albert_cli.cli import require, run_main
 from albert_tf.progress import Progress
 from data_prep.build_plan import make_plan
 from data_prep.file_access import LocalFiles, stale_temporaries

@@ -19,7 +19,7 @@ import re
 
 from absl import flags
 
-from albert_tf.cli import require, run_main
+from albert_cli.cli import require, run_main
 from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 
 # A sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital,

@@ -14,14 +14,14 @@ each under a temporary name until complete.
 import io
 import os
 
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.tensorflow_logs import quiet_tensorflow
 
 quiet_tensorflow()  # before TensorFlow loads
 
 import sentencepiece as spm
 from absl import flags
 
-from albert_tf.cli import require, run_main
+from albert_cli.cli import require, run_main
 from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 from albert_tf.progress import Progress
 from albert_tf.tokenization import preprocess_text

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from albert_tf.cli import prefer_onednn
+from albert_cli.cli import prefer_onednn
 
 prefer_onednn()  # before any test module imports TensorFlow
 

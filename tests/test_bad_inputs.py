@@ -292,14 +292,14 @@ def a_file(tmp_path):
     (lambda tmp, a_file: os.path.join(a_file, "sub", "deeper"), False, "is a file"),
     (lambda tmp, a_file: "/proc/albert-tf-test", True, "cannot write to")])
 def test_require_output_dir_refuses_what_cannot_hold_output(tmp_path, a_file, make_path, create, words):
-    from albert_tf.cli import UsageError, require_output_dir
+    from albert_cli.cli import UsageError, require_output_dir
 
     with pytest.raises(UsageError, match=words):
         require_output_dir("output_dir", make_path(tmp_path, a_file), create=create)
 
 
 def test_require_output_dir_creates_only_when_asked(tmp_path):
-    from albert_tf.cli import require_output_dir
+    from albert_cli.cli import require_output_dir
 
     require_output_dir("export_dir", str(tmp_path / "export" / "1"), create=False)
     assert os.listdir(tmp_path) == []
@@ -309,7 +309,7 @@ def test_require_output_dir_creates_only_when_asked(tmp_path):
 
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "-1e-3"])
 def test_require_positive_finite(value):
-    from albert_tf.cli import UsageError, require_positive_finite
+    from albert_cli.cli import UsageError, require_positive_finite
 
     with pytest.raises(UsageError, match="--learning_rate must be a finite number > 0"):
         require_positive_finite("learning_rate", float(value))
@@ -506,7 +506,7 @@ def test_a_failed_directory_output_is_removed_and_its_error_kept(tmp_path):
 
 DISK_FULL_SCRIPT = """
 import errno, os, sys
-from albert_tf.cli import run_main
+from albert_cli.cli import run_main
 def main(argv):
     if sys.argv[-1] == "tf":
         import tensorflow as tf
@@ -974,7 +974,7 @@ def _sigterm_after(command, line_words, cwd):
 
 SIGTERM_WHILE_WRITING = """
 import os, sys, time
-from albert_tf.cli import run_main
+from albert_cli.cli import run_main
 from albert_tf.io_utils import atomic_open
 def main(argv):
     with atomic_open(os.path.join(sys.argv[1], "out.txt")) as handle:

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from albert_cli.run_settings import SETTINGS_FILE, check_run_settings, record_run_settings, run_settings
-from albert_tf.cli import UsageError
+from albert_cli.cli import UsageError
 from albert_tf.config import AlbertConfig
 from albert_tf.glue import features as glue_features
 from albert_tf.glue.examples import read_examples

@@ -31,7 +31,7 @@ FAULTY_RUN = textwrap.dedent("""
     fault, step = sys.argv[1], int(sys.argv[2])
     script = sys.argv[3]
     sys.argv = sys.argv[3:]
-    from albert_tf.cli import prefer_onednn
+    from albert_cli.cli import prefer_onednn
     prefer_onednn()  # as the script does, before TensorFlow loads
     import tensorflow as tf
     from tensorflow.python.checkpoint import functional_saver

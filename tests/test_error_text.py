@@ -31,3 +31,16 @@ def test_first_line_or_the_type_name(error, expected):
 
 def test_long_messages_are_cut():
     assert error_line(ValueError("x" * 1000), limit=40) == "x" * 40
+
+
+def test_a_library_error_names_its_settings_and_a_script_words_them_as_flags(tmp_path):
+    from albert_cli.cli import flag_text
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+
+    missing = str(tmp_path / "{data_dir}")  # a value that looks like a setting stays as it is
+    with pytest.raises(FileNotFoundError) as caught:
+        read_examples(get_task("rte"), "dev", data_dir=missing)
+    assert str(caught.value).startswith(f"data_dir: {missing}/RTE/dev.tsv does not exist")
+    assert flag_text(caught.value).startswith(f"--data_dir: {missing}/RTE/dev.tsv does not exist")
+    assert flag_text(ValueError("plain --flag text")) == "plain --flag text"

@@ -107,7 +107,7 @@ def test_tfds_mnli_labels_are_mapped_by_name(tmp_path):
 
 
 def test_tfds_missing_dataset_is_a_usage_error(tmp_path):
-    with pytest.raises(ValueError, match="--tfds_data_dir: cannot load glue/cola"):
+    with pytest.raises(ValueError, match="^tfds_data_dir: cannot load glue/cola"):
         read_examples(get_task("cola"), "train", tfds_data_dir=str(tmp_path))
 
 

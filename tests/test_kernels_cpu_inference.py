@@ -74,9 +74,9 @@ def test_attention_inference_form_equals_the_reference(dtype):
 
 def test_ffn_gelu_fuses_into_the_matmul_and_equals_the_reference():
     x = tf.constant(np.random.default_rng(0).normal(0, 3, (64, 48)), tf.float32)
-    ffn = FeedForwardSubLayer(hidden_size=48, intermediate_size=96, kernels="cpu_inference")
+    ffn = FeedForwardSubLayer(hidden_size=48, intermediate_size=96, kernels=INFERENCE)
     ffn.build((64, 48))
-    reference = FeedForwardSubLayer(hidden_size=48, intermediate_size=96)
+    reference = FeedForwardSubLayer(hidden_size=48, intermediate_size=96, kernels=REFERENCE)
     reference.build((64, 48))
     reference.set_weights(ffn.get_weights())
     run = tf.function(lambda states: ffn(states, training=False))

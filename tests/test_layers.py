@@ -17,8 +17,11 @@ from albert_tf.layers import (
     SentenceOrderHead,
     SharedTransformerEncoder,
 )
+from albert_tf.kernels import get as kernel_set
 from albert_tf.layers.activations import gelu
 from albert_tf.layers.layer_norm import LAYER_NORM_EPSILON
+
+REFERENCE = kernel_set("reference")  # the sub-layers compute through the kernel set their model gives
 
 
 def small_config(**changes):
@@ -124,7 +127,7 @@ def test_gelu_is_the_tanh_approximation():
 
 def test_layer_norm_epsilon_is_the_originals():
     assert LAYER_NORM_EPSILON == 1e-12
-    layer = AttentionSubLayer(12, 3)
+    layer = AttentionSubLayer(12, 3, kernels=REFERENCE)
     layer.build((None, None, 12))
     assert layer.layer_norm.epsilon == 1e-12
 
@@ -166,7 +169,7 @@ def test_padded_positions_do_not_change_real_outputs():
      ("none", [0, 1, 2, 3], [0, 1, 2, 3])],
 )
 def test_sharing_modes_own_the_right_sub_layers(sharing, attention_owners, ffn_owners):
-    encoder = SharedTransformerEncoder(4, 12, 3, 20, sharing=sharing)
+    encoder = SharedTransformerEncoder(4, 12, 3, 20, sharing=sharing, kernels=REFERENCE)
     assert encoder.owners("attention") == attention_owners
     assert encoder.owners("ffn") == ffn_owners
     encoder.build((None, None, 12))
@@ -177,10 +180,10 @@ def test_sharing_modes_own_the_right_sub_layers(sharing, attention_owners, ffn_o
 
 def test_group_index_is_the_originals_float_expression():
     # int(15 / 22 * 22) == 14 in floating point: the original maps layers 14 and 15 to group 14.
-    encoder = SharedTransformerEncoder(22, 12, 3, 20, num_hidden_groups=22)
+    encoder = SharedTransformerEncoder(22, 12, 3, 20, num_hidden_groups=22, kernels=REFERENCE)
     assert encoder.owner("attention", 15) == 14
     assert 15 not in encoder.owners("attention") and len(encoder.owners("attention")) == 21
-    grouped = SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=4)
+    grouped = SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=4, kernels=REFERENCE)
     assert [grouped.owner("ffn", layer) for layer in range(12)] == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3
 
 
@@ -188,9 +191,9 @@ def test_group_index_is_the_originals_float_expression():
     "layer",
     [
         FactorizedEmbedding(97, 8, 12, 16, 2, hidden_dropout_prob=0.1, name="embeddings"),
-        AttentionSubLayer(12, 3, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.2, kernels="cpu"),
-        FeedForwardSubLayer(12, 20, hidden_act="relu"),
-        SharedTransformerEncoder(4, 12, 3, 20, num_hidden_groups=2, inner_group_num=2, sharing="ffn"),
+        AttentionSubLayer(12, 3, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.2, kernels=kernel_set("cpu")),
+        FeedForwardSubLayer(12, 20, hidden_act="relu", kernels=REFERENCE),
+        SharedTransformerEncoder(4, 12, 3, 20, num_hidden_groups=2, inner_group_num=2, sharing="ffn", kernels=REFERENCE),
         SentenceOrderHead(12),
         ClassificationHead(3, 12, dropout_rate=0.2),
         MaskedLMHead(FactorizedEmbedding(97, 8, 12, 16, 2), hidden_act="relu", name="masked_lm_head"),
@@ -199,14 +202,16 @@ def test_group_index_is_the_originals_float_expression():
 )
 def test_get_config_round_trip(layer):
     config = layer.get_config()
-    clone = type(layer).from_config(config)
+    assert "kernels" not in config  # a runtime choice: the model hands its set to the layers it builds
+    given = {"kernels": layer.kernels} if hasattr(layer, "kernels") else {}
+    clone = type(layer).from_config({**config, **given})
     assert clone.get_config() == config
 
 
 def test_encoder_validates_at_construction():
     with pytest.raises(ValueError, match="num_hidden_layers \\(12\\) must be divisible by num_hidden_groups \\(5\\)"):
-        SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=5)
+        SharedTransformerEncoder(12, 12, 3, 20, num_hidden_groups=5, kernels=REFERENCE)
     with pytest.raises(ValueError, match="unknown sharing 'some'"):
-        SharedTransformerEncoder(12, 12, 3, 20, sharing="some")
+        SharedTransformerEncoder(12, 12, 3, 20, sharing="some", kernels=REFERENCE)
     with pytest.raises(ValueError, match="hidden_size \\(12\\) must be divisible by num_attention_heads \\(5\\)"):
-        AttentionSubLayer(12, 5)
+        AttentionSubLayer(12, 5, kernels=REFERENCE)

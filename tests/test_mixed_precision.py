@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertModel, AlbertPretrainingModel
-from albert_tf.kernels import weight_casts
+from albert_tf.kernels import get as kernel_set, weight_casts
 from albert_tf.layers import SharedTransformerEncoder
 from model_test_data import backbone_inputs, batch_for, tiny
 
@@ -96,7 +96,7 @@ def test_sharing_one_weight_cast_keeps_gradients_of_a_cast_per_use(monkeypatch, 
     config = tiny(num_hidden_layers=4)
     encoder = SharedTransformerEncoder(
         num_hidden_layers=4, hidden_size=config.hidden_size, num_attention_heads=config.num_attention_heads,
-        intermediate_size=config.intermediate_size, kernels=kernels, dtype="mixed_bfloat16",
+        intermediate_size=config.intermediate_size, kernels=kernel_set(kernels), dtype="mixed_bfloat16",
     )
     rng = np.random.default_rng(1)
     states = tf.constant(rng.normal(size=(2, 7, config.hidden_size)), tf.float32)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
+from albert_tf.models import load_model
 from model_test_data import backbone_inputs, batch_for, tiny
 
 
@@ -151,13 +152,51 @@ def test_keras_save_load_round_trip_is_exact(tmp_path, kind, policy, kernels):
         inputs = backbone_inputs(inputs)
     path = str(tmp_path / "model.keras")
     model.save(path)
-    restored = keras.models.load_model(path)
+    restored = load_model(path, kernels=kernels)
     assert type(restored) is type(model) and restored.config == config
     assert restored.get_config() == model.get_config() and restored.kernels == kernels
     first, second = model(inputs), restored(inputs)
     for name in ("sequence_output", "mlm_logits", "sop_logits", "logits", "pooled_output"):
         if name in first:
             np.testing.assert_array_equal(first[name], second[name])
+
+
+def test_a_keras_file_holds_no_kernel_set_and_loads_with_any(tmp_path):
+    import json
+    import zipfile
+
+    config = tiny()
+    model = AlbertClassifier(config, num_labels=3, kernels="cpu")
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        saved = json.loads(archive.read("config.json"))
+    assert "kernels" not in json.dumps(saved)  # the model's config and its layers'
+    inputs = backbone_inputs(batch_for(config))
+    for name in ("reference", "cpu_inference"):
+        restored = load_model(path, kernels=name)
+        assert restored.kernels == name == restored.kernel_set.name
+        np.testing.assert_allclose(restored(inputs)["logits"], model(inputs)["logits"], atol=1e-5)
+    assert keras.models.load_model(path).kernels == "reference"  # plain Keras: the reference set
+
+
+def test_a_keras_file_that_recorded_its_kernel_set_still_loads(tmp_path):
+    import json
+    import zipfile
+
+    model = AlbertModel(tiny(), kernels="cpu")
+    path, old = str(tmp_path / "model.keras"), str(tmp_path / "old.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(old, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "config.json":  # as files saved before the set left the config
+                saved = json.loads(data)
+                saved["config"]["kernels"] = "cpu"
+                data = json.dumps(saved).encode()
+            target.writestr(item, data)
+    assert load_model(old, kernels="cpu_inference").kernels == "cpu_inference"
+    assert load_model(old).kernels == "reference"
 
 
 def test_tf_train_checkpoint_holds_every_weight(tmp_path):

@@ -1,4 +1,4 @@
-"""`python -m albert_tf.tools.plot_metrics`: figures from a run's metrics, one-line errors."""
+"""`python -m albert_cli.plot_metrics`: figures from a run's metrics, one-line errors."""
 
 import json
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from albert_tf.tools.plot_metrics import plot_metrics
+from albert_cli.plot_metrics import plot_metrics
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,7 +50,7 @@ def test_directory_without_metrics_is_an_error(tmp_path):
 
 def test_script_writes_figures_and_reports_errors_in_one_line(tmp_path):
     _write_pretraining_metrics(tmp_path)
-    command = [sys.executable, "-m", "albert_tf.tools.plot_metrics"]
+    command = [sys.executable, "-m", "albert_cli.plot_metrics"]
     done = subprocess.run(command + [str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path / "pretraining_curves.png")
@@ -60,3 +60,14 @@ def test_script_writes_figures_and_reports_errors_in_one_line(tmp_path):
     assert failed.returncode == 2
     assert failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1
     assert "metrics.jsonl" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_without_matplotlib_the_script_says_what_to_install(tmp_path):
+    _write_pretraining_metrics(tmp_path)
+    hide_matplotlib = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+                       "sys.argv = ['plot_metrics', sys.argv[1]]; runpy.run_module('albert_cli.plot_metrics', run_name='__main__')")
+    failed = subprocess.run([sys.executable, "-c", hide_matplotlib, str(tmp_path)], cwd=REPO_ROOT,
+                            capture_output=True, text=True)
+    assert failed.returncode == 2, failed.stderr
+    assert failed.stderr == "error: drawing figures needs matplotlib, an optional extra: pip install 'albert-tf[plots]' (or pip install matplotlib)\n"
+    assert not (tmp_path / "pretraining_curves.png").exists()

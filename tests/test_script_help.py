@@ -64,7 +64,7 @@ def test_help_into_a_pipe_closed_early_ends_without_a_traceback():
 PRINT_PRETRAINING_FLAGS = """
 from absl import flags
 from albert_cli import pretrain
-from albert_tf.cli import run_main
+from albert_cli.cli import run_main
 run_main(lambda argv: print(flags.FLAGS.albert_config_file, flags.FLAGS.train_batch_size))
 """
 

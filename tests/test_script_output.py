@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from albert_tf import keras_predict, progress
 from albert_tf.progress import Progress
-from albert_tf.tensorflow_logs import filter_startup_lines
+from albert_cli.tensorflow_logs import filter_startup_lines
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What the issue saw: Keras' and TensorFlow's false or pointless warnings, and the start-up lines.
@@ -125,7 +125,7 @@ def check_stderr(stderr):
 
 
 def test_a_scripts_info_log_lines_are_plain_and_its_warnings_keep_their_prefix():
-    code = ("from absl import logging\nfrom albert_tf.cli import run_main\n"
+    code = ("from absl import logging\nfrom albert_cli.cli import run_main\n"
             "run_main(lambda argv: logging.info('--kernels=auto: using the %r kernel set', 'cpu') or "
             "logging.warning('a warning'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)

@@ -53,7 +53,7 @@ def test_reading_errors_name_the_file_and_question(tmp_path):
     with pytest.raises(ValueError, match="q1: a training question needs exactly 1 answer"):
         read_squad_examples(two_answers, is_training=True, version_2_with_negative=False)
     assert len(read_squad_examples(two_answers, is_training=False, version_2_with_negative=False)) == 1
-    with pytest.raises(ValueError, match="--version_2_with_negative"):
+    with pytest.raises(ValueError, match="needs version_2_with_negative$"):
         read_squad_examples(SQUAD_DEV, is_training=False, version_2_with_negative=False)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

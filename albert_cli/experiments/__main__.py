@@ -13,9 +13,10 @@ import sys
 
 from absl import flags
 
+from albert_cli.cli import UsageError, flag_text, prefer_onednn, require, require_output_dir, run_main
+from albert_cli.figures import matplotlib_module
 from albert_cli.output_lock import lock_output_dir
-from albert_tf.cli import UsageError, prefer_onednn, require, require_output_dir, run_main
-from albert_tf.tensorflow_logs import quiet_tensorflow
+from albert_cli.tensorflow_logs import quiet_tensorflow
 from albert_cli.experiments import EXPERIMENTS
 
 prefer_onednn()  # before TensorFlow loads
@@ -59,7 +60,7 @@ def make_setup(name, module):
         setup = Setup(**values).scaled(FLAGS.scale)
         setup.check()
     except (ValueError, FileNotFoundError) as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(flag_text(error)) from None
     return setup
 
 
@@ -84,6 +85,7 @@ def main(argv):
     require(len(argv) == 2 and argv[1] in EXPERIMENTS,
             f"usage: albert-experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
     name = argv[1]
+    matplotlib_module()  # its figure is drawn last: say it is missing before the run, not after
     module = importlib.import_module(f"albert_cli.experiments.{name}")
     setup = make_setup(name, module)
     kwargs = run_kwargs(name)
@@ -93,7 +95,7 @@ def main(argv):
     try:
         module.run(setup, log=log, **kwargs)
     except (ValueError, FileNotFoundError) as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(flag_text(error)) from None
     print(f"wrote {setup.output_dir}/results.json, results.md, figure.png")
 
 

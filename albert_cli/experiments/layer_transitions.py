@@ -9,12 +9,12 @@ pretraining checkpoint instead (a released TF1 one or run_pretraining.py output)
 
 import numpy as np
 import tensorflow as tf
-from matplotlib.ticker import MaxNLocator
 
 from albert_cli.experiments import report
 from albert_cli.experiments.data import pretraining_files
 from albert_cli.experiments.parameters import backbone_parameters
 from albert_cli.experiments.pretrain import kernels_for, pretrain
+from albert_cli.figures import matplotlib_module
 from albert_tf import checkpoints
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
@@ -104,7 +104,7 @@ def write(setup, results):
     cos_axes.set(xlabel="layer", ylabel="cosine similarity", title="cosine similarity")
     l2_axes.legend()
     for axes in (l2_axes, cos_axes):
-        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.xaxis.set_major_locator(matplotlib_module("matplotlib.ticker").MaxNLocator(integer=True))
     notes = "".join(f"- {name}: {values['parameters']:,} parameters, L2 roughness "
                     f"{values['l2_roughness']:.4f}\n" for name, values in variants.items())
     report.write_outputs(setup.output_dir, TITLE, results, report.markdown_table(columns, rows), figure, notes)

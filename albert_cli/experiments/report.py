@@ -3,15 +3,14 @@
 import json
 import os
 
-from matplotlib.figure import Figure
-
 from albert_cli.experiments.setup import FIGURE_PNG, RESULTS_JSON, RESULTS_MD
+from albert_cli.figures import matplotlib_module
 from albert_tf.io_utils import atomic_open
 
 
 def new_figure(num_axes=1):
     """A figure with `num_axes` side-by-side axes (no pyplot: no global state, no display)."""
-    figure = Figure(figsize=(5 * num_axes, 3.6), layout="constrained")
+    figure = matplotlib_module("matplotlib.figure").Figure(figsize=(5 * num_axes, 3.6), layout="constrained")
     axes = figure.subplots(1, num_axes, squeeze=False)[0]
     return figure, list(axes)
 

@@ -1,12 +1,6 @@
-"""`GlueExample` and the one entry point that reads a split from a GLUE directory or from TFDS."""
+"""The one entry point that reads a split from a GLUE directory or from TFDS, into `GlueExample`s."""
 
-import collections
-
-GlueExample = collections.namedtuple("GlueExample", ["guid", "text_a", "text_b", "label"])
-GlueExample.__doc__ = """One GLUE row: `label` is a label name, a float (STS-B) or None (test split)."""
-
-ExampleSet = collections.namedtuple("ExampleSet", ["examples", "source", "num_skipped"])
-ExampleSet.__doc__ = """A split's examples, where they came from (for messages and cache keys), rows skipped."""
+from albert_tf.glue.example_types import ExampleSet, GlueExample  # noqa: F401 (re-exported)
 
 
 def read_examples(task, split, data_dir=None, tfds_data_dir=None):

@@ -7,6 +7,7 @@ label lists (their order fixes the logit index), and the metric that picks the b
 
 import dataclasses
 
+from albert_tf.error_text import SettingError
 
 BINARY_LABELS = ("0", "1")
 NLI_LABELS = ("contradiction", "entailment", "neutral")
@@ -173,4 +174,5 @@ def get_task(name):
     for task in _TASK_LIST:
         if _normalized(task.name) == _normalized(name or ""):
             return task
-    raise ValueError(f"--task_name: unknown GLUE task {name!r}; known tasks: {', '.join(TASKS)}")
+    raise SettingError("{task_name}: unknown GLUE task {name!r}; known tasks: {known}", name=name,
+                       known=", ".join(TASKS))

@@ -1,4 +1,4 @@
-"""GLUE from TensorFlow Datasets (`glue/<config>`, already prepared under `--tfds_data_dir`) -> `GlueExample`s.
+"""GLUE from TensorFlow Datasets (`glue/<config>`, already prepared under `tfds_data_dir`) -> `GlueExample`s.
 
 TFDS numbers the classes itself; labels are mapped back to the original's label names (by name
 where they coincide, as for MNLI whose TFDS order differs; by index otherwise, e.g. SST-2's
@@ -7,8 +7,8 @@ where they coincide, as for MNLI whose TFDS order differs; by index otherwise, e
 
 import tensorflow_datasets as tfds
 
-from albert_tf.error_text import error_line
-from albert_tf.glue.examples import ExampleSet, GlueExample
+from albert_tf.error_text import SettingError, error_line
+from albert_tf.glue.example_types import ExampleSet, GlueExample
 
 
 def read_tfds_split(task, split, tfds_data_dir):
@@ -19,8 +19,8 @@ def read_tfds_split(task, split, tfds_data_dir):
             name, split=tfds_split, data_dir=tfds_data_dir, download=False, with_info=True
         )
     except (AssertionError, ValueError, OSError, tfds.core.registered.DatasetNotFoundError) as error:
-        raise ValueError(f"--tfds_data_dir: cannot load {name} split {tfds_split} from {tfds_data_dir}: "
-                         f"{error_line(error)}") from None
+        raise SettingError("{tfds_data_dir}: cannot load {name} split {split} from {location}: {detail}",
+                           name=name, split=tfds_split, location=tfds_data_dir, detail=error_line(error)) from None
     to_label = _label_mapper(task, info)
     examples = []
     for row in tfds.as_numpy(dataset):

@@ -12,7 +12,8 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.glue.examples import ExampleSet, GlueExample
+from albert_tf.error_text import SettingError, SettingFileNotFound
+from albert_tf.glue.example_types import ExampleSet, GlueExample
 
 
 def split_path(task, split, data_dir):
@@ -22,13 +23,14 @@ def split_path(task, split, data_dir):
 def read_tsv_split(task, split, data_dir):
     """Reads `split` ("train", "dev", "test", or MNLI's "dev_mismatched"/"test_mismatched")."""
     if not data_dir:
-        raise ValueError("--data_dir: no GLUE directory given (or set --tfds_data_dir to read TFDS)")
+        raise SettingError("{data_dir}: no GLUE directory given (or set {tfds_data_dir} to read TFDS)")
     path = split_path(task, split, data_dir)
     if not tf.io.gfile.exists(path):
-        raise FileNotFoundError(f"--data_dir: {path} does not exist (expected the GLUE layout "
-                                f"<data_dir>/{task.directory}/{task.tsv_file(split)})")
+        raise SettingFileNotFound("{data_dir}: {path} does not exist (expected the GLUE layout "
+                                  "<data_dir>/{directory}/{file})", path=path, directory=task.directory,
+                                  file=task.tsv_file(split))
     if tf.io.gfile.isdir(path):
-        raise ValueError(f"--data_dir: {path} is a directory; expected a GLUE TSV file there")
+        raise SettingError("{data_dir}: {path} is a directory; expected a GLUE TSV file there", path=path)
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = handle.read().decode("utf-8-sig", errors="replace")

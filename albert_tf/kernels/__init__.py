@@ -1,5 +1,5 @@
 """Kernel sets: interchangeable implementations of the few operations ALBERT's layers compute
-through (see `albert_tf.layers.reference_kernels`).
+through (see `albert_tf.kernels.reference`).
 
 - "reference": the plain math, for reading, GPUs and TPUs (where `jit_compile` fuses the same
   chains) and exports by default.
@@ -10,8 +10,9 @@ through (see `albert_tf.layers.reference_kernels`).
 - "cpu_serving": "cpu_inference"'s forms in plain TensorFlow ops (no XLA), the same on every
   machine: for SavedModel exports (`--export_kernels`).
 
-A model takes one by name (`kernels=`) and records it in its config; all compute the same values
-to float rounding (tested).
+A model takes one by name (`kernels=`, at construction and at load), builds it once and hands it
+to its layers; the name is not part of the model's config or saved files (a runtime choice, like
+the device). All compute the same values to float rounding (tested).
 """
 
 KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
@@ -26,7 +27,7 @@ def get(kernels):
     if not isinstance(kernels, str):
         return kernels
     if kernels == "reference":
-        from albert_tf.layers.reference_kernels import ReferenceKernels
+        from albert_tf.kernels.reference import ReferenceKernels
 
         return ReferenceKernels()
     if kernels == "cpu":
@@ -62,6 +63,6 @@ def with_kernels(model, kernels):
     that does: e.g. the reference form of a model trained with the CPU kernels, for an export."""
     if model.kernels == kernels:
         return model
-    copy = type(model).from_config({**model.get_config(), "kernels": kernels})
+    copy = type(model).from_config(model.get_config(), kernels=kernels)
     copy.set_weights(model.get_weights())
     return copy

@@ -17,10 +17,10 @@ import tensorflow as tf
 
 from albert_tf.kernels.add_and_norm import add_and_norm_ops
 from albert_tf.kernels.cpu import CpuKernels
-from albert_tf.kernels.cpu_inference import CpuInferenceKernels
+from albert_tf.kernels.cpu_inference import fusable_attention_probabilities, per_head_projections
+from albert_tf.kernels.reference import ReferenceKernels
 from albert_tf.kernels.weight_casts import WeightCasts
 from albert_tf.layers.activations import get_activation
-from albert_tf.layers.reference_kernels import ReferenceKernels
 
 
 def _tanh_gelu(x):
@@ -81,12 +81,18 @@ class ServingWeightReads(WeightCasts):
         return self._reads[key]
 
 
-class CpuServingKernels(CpuInferenceKernels):
+class CpuServingKernels(CpuKernels):
+    """"cpu"'s passes and 2-D dense layers (with a plain GELU), "cpu_inference"'s per-head
+    projections and attention forms unconditionally, no XLA kernel."""
+
     name = "cpu_serving"
 
     def __init__(self):
         super().__init__()
         self.weight_forms = ServingWeightForms()  # one for every pass and trace of this model
+
+    def export_module(self):
+        return self.weight_forms.module
 
     def pass_weight_casts(self):
         return ServingWeightReads(self.weight_forms)
@@ -94,17 +100,13 @@ class CpuServingKernels(CpuInferenceKernels):
     def activation(self, name):
         return _tanh_gelu if name == "gelu" else get_activation(name)
 
-    def dense(self, layer, inputs, activation="linear"):
-        # "cpu"'s 2-D MatMul + BiasAdd, with this set's (plain) activation
-        return CpuKernels.dense(self, layer, inputs, activation)
-
     def project_heads(self, layers, inputs, num_heads):
-        return self._per_head_projections(layers, inputs, num_heads)
+        return per_head_projections(layers, inputs, num_heads, self.casts())
 
     def attention_probabilities(self, query, key, bias, scale):
         if query.dtype != tf.float32:
-            return ReferenceKernels.attention_probabilities(self, query, key, bias, scale)
-        return self._fusable_attention_probabilities(query, key, bias, scale)
+            return ReferenceKernels.attention_probabilities(query, key, bias, scale)
+        return fusable_attention_probabilities(query, key, bias, scale)
 
     def add_and_norm(self, norm, residual, output):
         """`norm(residual + output)` in float32: the "cpu" set's kernel formula as plain ops, with

@@ -5,7 +5,6 @@ import math
 import keras
 import tensorflow as tf
 
-from albert_tf import kernels as kernel_sets
 from albert_tf.layers.attention_heads import merge_heads
 from albert_tf.layers.block_sparse_attention import BlockSparseAttention
 from albert_tf.layers.initializers import truncated_normal
@@ -37,6 +36,8 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     `attention_type` "block_sparse" replaces the dense softmax over all keys with BigBird's
     pattern (`BlockSparseAttention`, with `block_size` and `num_random_blocks`); it computes
     every row, so it takes no `query_states`.
+    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model; a
+    runtime choice, not part of its config.
     """
 
     def __init__(
@@ -46,10 +47,11 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
-        kernels="reference",
         attention_type="dense",
         block_size=None,
         num_random_blocks=None,
+        *,
+        kernels,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -62,7 +64,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernel_sets.get(kernels)
+        self.kernels = kernels
 
         def dense(name):
             return keras.layers.Dense(
@@ -140,7 +142,6 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
                 "hidden_dropout_prob": self.hidden_dropout_prob,
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
-                "kernels": self.kernels.name,
                 "attention_type": self.attention_type,
                 "block_size": self.block_size,
                 "num_random_blocks": self.num_random_blocks,

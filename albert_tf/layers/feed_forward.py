@@ -2,7 +2,6 @@
 
 import keras
 
-from albert_tf import kernels as kernel_sets
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
@@ -15,6 +14,9 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
     Inputs are not autocast: the residual stream stays float32.
 
     Call arguments: `hidden_states` [B, T, H], `training`.
+
+    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model; a
+    runtime choice, not part of its config.
     """
 
     def __init__(
@@ -24,7 +26,8 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         hidden_act="gelu",
         hidden_dropout_prob=0.0,
         initializer_range=0.02,
-        kernels="reference",
+        *,
+        kernels,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -34,7 +37,7 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         self.hidden_act = hidden_act
         self.hidden_dropout_prob = hidden_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernel_sets.get(kernels)
+        self.kernels = kernels
 
         # The activation is applied by `kernels.dense`, so that a kernel set can fuse it.
         self.intermediate = keras.layers.Dense(
@@ -78,7 +81,6 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
                 "hidden_act": self.hidden_act,
                 "hidden_dropout_prob": self.hidden_dropout_prob,
                 "initializer_range": self.initializer_range,
-                "kernels": self.kernels.name,
             }
         )
         return config

@@ -3,7 +3,6 @@
 import keras
 import tensorflow as tf
 
-from albert_tf import kernels as kernel_sets
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer, attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
@@ -39,6 +38,9 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     attention sub-layer. `recompute=True` keeps only each block's input for the backward pass
     and runs the block again there (`tf.recompute_grad`): less memory, same gradients, about one
     more forward pass of time. It draws dropout masks again, so it needs dropout 0 to train.
+
+    `kernels`: the kernel set every sub-layer computes through (`albert_tf.kernels`), given by
+    its model; a runtime choice, not part of its config.
     """
 
     def __init__(
@@ -54,11 +56,12 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
-        kernels="reference",
         attention_type="dense",
         block_size=None,
         num_random_blocks=None,
         recompute=False,
+        *,
+        kernels,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -80,7 +83,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernel_sets.get(kernels)  # one object, shared by every sub-layer
+        self.kernels = kernels  # one object, shared by every sub-layer
         self.attention_type = attention_type
         self.block_size = block_size
         self.num_random_blocks = num_random_blocks
@@ -213,7 +216,6 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 "hidden_dropout_prob": self.hidden_dropout_prob,
                 "attention_probs_dropout_prob": self.attention_probs_dropout_prob,
                 "initializer_range": self.initializer_range,
-                "kernels": self.kernels.name,
                 "attention_type": self.attention_type,
                 "block_size": self.block_size,
                 "num_random_blocks": self.num_random_blocks,

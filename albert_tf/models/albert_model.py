@@ -2,6 +2,7 @@
 
 import keras
 
+from albert_tf import kernels as kernel_sets
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.factorized_embedding import FactorizedEmbedding
 from albert_tf.layers.initializers import truncated_normal
@@ -32,15 +33,17 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         config: an `AlbertConfig` (or its dict).
         dtype: a Keras dtype policy, e.g. "mixed_bfloat16"; LayerNorm, softmax and logits stay float32.
         kernels: the kernel set the layers compute with (`albert_tf.kernels`): "reference" (the
-            plain math), "cpu" or "cpu_inference". Same values, different speed.
+            plain math), "cpu", "cpu_inference" or "cpu_serving". Same values, different speed;
+            built once here and handed to the layers; not saved with the model (`load_model`).
         recompute: keep only each block's input for the backward pass and recompute the rest
             there (`tf.recompute_grad`): same gradients, less memory, more time. Not in the
             `AlbertConfig` (it changes no value, and a checkpoint or config file written with it
-            serves without it); kept in the Keras config, like `kernels`.
+            serves without it); kept in the Keras config.
     """
 
     def __init__(self, config, dtype=None, kernels="reference", recompute=False, **kwargs):
         config = as_config(config)
+        kernel_set = kernel_sets.get(kernels)
         # === Layers ===
         self.embeddings = FactorizedEmbedding(
             vocab_size=config.vocab_size,
@@ -65,7 +68,7 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             hidden_dropout_prob=config.hidden_dropout_prob,
             attention_probs_dropout_prob=config.attention_probs_dropout_prob,
             initializer_range=config.initializer_range,
-            kernels=kernels,
+            kernels=kernel_set,
             attention_type=config.attention_type,
             block_size=config.block_size,
             num_random_blocks=config.num_random_blocks,
@@ -88,11 +91,16 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         # === Config ===
         self.config = config
         self.dtype_policy_name = None if dtype is None else keras.dtype_policies.get(dtype).name
-        self.kernels = self.encoder.kernels.name
+        self.kernels = kernel_set.name
         self.recompute = recompute
 
     def extra_config(self):
         return {"recompute": self.recompute} if self.recompute else {}
+
+    @property
+    def kernel_set(self):
+        """The kernel set object the layers compute through."""
+        return self.encoder.kernels
 
     def reset_pooler(self):
         """Draws the pooler's weights afresh (truncated normal kernel, zero bias), as at construction.

@@ -1,13 +1,39 @@
 """Serialization shared by the ALBERT models: each is rebuilt from its `AlbertConfig`, or read
-with its config from a directory of weights (`from_pretrained`)."""
+with its config from a directory of weights (`from_pretrained`).
+
+The kernel set is not part of a model's config: it is chosen where the model is built or loaded
+(`load_model(path, kernels=...)`), so that a model saved on one machine computes with the set
+that suits the machine that loads it.
+"""
+
+import contextvars
+
+import keras
+
+_KERNELS_AT_LOAD = contextvars.ContextVar("kernels_at_load", default="reference")
+
+
+def load_model(path, kernels="reference", **load_args):
+    """`keras.saving.load_model(path, **load_args)` for a file holding an ALBERT model, which then
+    computes with `kernels` (a name in `albert_tf.kernels.KERNEL_SETS`)."""
+    token = _KERNELS_AT_LOAD.set(kernels)
+    try:
+        return keras.saving.load_model(path, **load_args)
+    finally:
+        _KERNELS_AT_LOAD.reset(token)
 
 
 class RebuiltFromAlbertConfig:
     """`get_config`/`from_config` for a model whose whole structure follows from its config.
 
-    Subclasses set `self.config`, `self.dtype_policy_name` and `self.kernels`, and add any other
-    constructor arguments through `extra_config()`.
+    Subclasses set `self.config`, `self.dtype_policy_name` and `self.kernels` (the kernel set's
+    name, not saved), and add any other constructor arguments through `extra_config()`.
     """
+
+    @property
+    def kernel_set(self):
+        """The kernel set object the backbone's layers compute through."""
+        return self.albert.kernel_set
 
     def extra_config(self):
         return {}
@@ -16,14 +42,16 @@ class RebuiltFromAlbertConfig:
         return {
             "config": self.config.to_dict(),
             "dtype": self.dtype_policy_name,
-            "kernels": self.kernels,
             "name": self.name,
             **self.extra_config(),
         }
 
     @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+    def from_config(cls, config, kernels=None):
+        """The model of `config`, computing with `kernels` (default: `load_model`'s, else
+        "reference"); the `kernels` key that files saved before carries is ignored."""
+        config = {key: value for key, value in config.items() if key != "kernels"}
+        return cls(**config, kernels=kernels or _KERNELS_AT_LOAD.get())
 
     @classmethod
     def from_pretrained(cls, directory, strict=True, **kwargs):

@@ -126,10 +126,10 @@ class PretrainingRun:
         reason = f"non-finite loss ({values['loss']})" if not math.isfinite(values["loss"]) else "non-finite gradients on every step"
         latest = self.manager.latest_checkpoint
         raise TrainingDiverged(
-            f"{reason} between steps {step_before} and {step_end}; stopped without "
-            f"saving. Last good checkpoint: {latest or 'none'} (step {last_saved}). Lower --learning_rate, raise "
-            "--num_warmup_steps or check the data, then rerun to resume from it."
-        )
+            "{reason} between steps {start} and {end}; stopped without saving. Last good checkpoint: {latest} "
+            "(step {last_saved}). Lower {learning_rate}, raise {num_warmup_steps} or check the data, then rerun "
+            "to resume from it.", reason=reason, start=step_before, end=step_end,
+            latest=latest or "none", last_saved=last_saved)
 
     def evaluate(self, dataset, max_steps, global_batch_size):
         values = self.trainer.evaluate(dataset, max_steps, global_batch_size)

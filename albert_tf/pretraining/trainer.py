@@ -12,13 +12,14 @@ import tensorflow as tf
 
 from albert_tf import optimization
 from albert_tf.distribute import is_chief
+from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(NamesSettings, RuntimeError):
     """The loss became NaN or infinite; nothing after the last good checkpoint was saved."""
 
 
@@ -174,8 +175,8 @@ class PretrainingTrainer:
             self._eval_step(features, tf.constant(global_batch_size, tf.float32))
             steps += 1
         if steps == 0:  # batches are full (drop_remainder): metrics of nothing would read 0.0
-            raise ValueError(f"the evaluation data holds fewer examples than one batch of {global_batch_size}: "
-                             "lower --eval_batch_size or give more --eval_input_file data")
+            raise SettingError("the evaluation data holds fewer examples than one batch of {batch}: lower "
+                               "{eval_batch_size} or give more {eval_input_file} data", batch=global_batch_size)
         return dict(self.eval_metrics.result(), eval_steps=steps)
 
     def _eval_step_fn(self, features, global_batch_size):

@@ -26,7 +26,7 @@ class ExportKernels(tf.Module):
         """`model` (same config and weights) computing with the export's kernels; the weight
         forms those kernels make when traced (`cpu_serving`) are saved with the export."""
         traced = with_kernels(model, self.kernels)
-        kernel_set = getattr(traced, "albert", traced).encoder.kernels
-        if hasattr(kernel_set, "weight_forms"):
-            self.serving_weight_forms = kernel_set.weight_forms.module
+        saved_with_it = traced.kernel_set.export_module()
+        if saved_with_it is not None:
+            self.serving_weight_forms = saved_with_it
         return traced

@@ -28,6 +28,7 @@ to `max_seq_length`, as in the feature files, so v1.1 ranks the same positions.
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from albert_tf.error_text import SettingError
 from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES,
@@ -55,8 +56,8 @@ class SquadServingModule(tf.Module):
                              f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
                              f"{doc_stride}, {n_best_size}, {max_answer_length}")
         if model.version_2_with_negative and null_score_diff_threshold is None:
-            raise ValueError("a SQuAD 2.0 export needs null_score_diff_threshold (found on the dev set by "
-                             "run_squad.py, or given with --null_score_diff_threshold)")
+            raise SettingError("a SQuAD 2.0 export needs {null_score_diff_threshold} (run_squad.py finds it on "
+                               "the dev set)")
         # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
         self.model = with_kernels(model, "reference")
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)

@@ -32,7 +32,7 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
     dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
     if quantization not in QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {list(QUANTIZATIONS)}, got {quantization!r}")
-    model = type(classifier).from_config({**classifier.get_config(), "dtype": None, "kernels": "reference"})
+    model = type(classifier).from_config({**classifier.get_config(), "dtype": None}, kernels="reference")
     model.set_weights(classifier.get_weights())
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])

@@ -8,6 +8,8 @@ from absl import logging
 
 from albert_tf.json_fields import json_field, json_object, read_utf8
 
+from albert_tf.error_text import SettingError
+
 
 @dataclasses.dataclass(frozen=True)
 class SquadExample:
@@ -60,8 +62,8 @@ def read_squad_examples(path, is_training, version_2_with_negative):
                 where_qa = f"{path}: question {qas_id}"
                 is_impossible = json_field(qa, "is_impossible", bool, where_qa, default=False)
                 if is_impossible and not version_2_with_negative:
-                    raise ValueError(f"{where_qa} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
-                                     "--version_2_with_negative")
+                    raise SettingError("{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "
+                                       "{version_2_with_negative}", where=where_qa)
                 question = json_field(qa, "question", str, where_qa)
                 answers = [_answer(answer, context, where_qa)
                            for answer in json_field(qa, "answers", list, where_qa, default=None) or []]

@@ -1,7 +1,8 @@
 """Command-line plumbing shared by the scripts: one-line errors with exit code 2.
 
 Bad input is the user's problem to fix, not a crash: scripts raise `UsageError`, the library
-ValueError or FileNotFoundError, with a message that names the flag, file or field and what was
+ValueError or FileNotFoundError, with a message that names the flag (the library: its setting,
+`albert_tf.error_text.NamesSettings`, worded here as the flag), file or field and what was
 expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
 SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way out), one line and
 exit status 143. Library modules never import this one.
@@ -19,7 +20,7 @@ from absl import app
 
 from albert_cli.bundled import resolve_command_line
 from albert_cli.plain_output import plain_output
-from albert_tf.error_text import error_line
+from albert_tf.error_text import NamesSettings, error_line
 
 # Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
 TERMINATED_EXIT_CODE = 143
@@ -50,9 +51,14 @@ def _raise_terminated(signum, frame):
     raise Terminated()
 
 
+def flag_text(error):
+    """`error`'s message, the library settings it names (`NamesSettings`) worded as flags (`--name`)."""
+    return error.worded(lambda name: f"--{name}") if isinstance(error, NamesSettings) else str(error)
+
+
 def exit_with_usage_error(error):
-    """Prints `error` as one line on stderr and exits with status 2."""
-    message = " ".join(str(error).split())
+    """Prints `error` as one line on stderr (settings worded as flags) and exits with status 2."""
+    message = " ".join(flag_text(error).split())
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     sys.exit(2)

@@ -1,12 +1,12 @@
 """PNG figures of a run's curves, for a quick look without TensorBoard.
 
-    python -m albert_tf.tools.plot_metrics OUTPUT_DIR [--out_dir=DIR]
+    python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]
 
 OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
 sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
 `run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
 `fine_tuning_curves.png`, every dev metric by step, one line per seed. Figures go to `--out_dir`
-(default OUTPUT_DIR). matplotlib is imported only here, when a figure is drawn.
+(default OUTPUT_DIR). matplotlib (the `plots` extra) is imported only when a figure is drawn.
 """
 
 import glob
@@ -14,6 +14,9 @@ import json
 import os
 
 from absl import flags
+
+from albert_cli.cli import UsageError, run_main
+from albert_cli.figures import matplotlib_module
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.evaluated_training
@@ -30,12 +33,8 @@ def read_jsonl(path):
 
 
 def _pyplot():
-    import matplotlib  # pylint: disable=g-import-not-at-top  (only when drawing)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
-
-    return plt
+    matplotlib_module().use("Agg")
+    return matplotlib_module("matplotlib.pyplot")
 
 
 def _numeric(records, name):
@@ -124,18 +123,14 @@ flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DI
 
 
 def main(argv):
-    from albert_tf.cli import UsageError  # pylint: disable=g-import-not-at-top
-
     if len(argv) != 2:
-        raise UsageError("usage: python -m albert_tf.tools.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
+        raise UsageError("usage: python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
     for path in plot_metrics(argv[1], FLAGS.out_dir):
         print(path)
 
 
 def console_main():
-    """The `albert-plot-metrics` command (`python -m albert_tf.tools.plot_metrics`)."""
-    from albert_tf.cli import run_main  # pylint: disable=g-import-not-at-top
-
+    """The `albert-plot-metrics` command (`python -m albert_cli.plot_metrics`)."""
     run_main(main, help_module=__name__)
 
 

@@ -2,9 +2,9 @@
 
 The layers compute through a small set of operations (`dense`, `project_heads`,
 `attention_probabilities`, `add_and_norm`, within a `forward_pass`). This class is their
-definition, in plain TensorFlow and Keras, and what a reader checks against the paper. A kernel
-set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
-hardware; the model picks one by its `kernels` argument.
+definition, in plain TensorFlow and Keras, and what a reader checks against the paper. Another
+kernel set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
+hardware; the model picks one by its `kernels` argument and hands it to its layers.
 """
 
 import contextlib
@@ -21,6 +21,11 @@ class ReferenceKernels:
 
     name = "reference"
 
+    def export_module(self):
+        """What an export of a model computing with this set must save besides the model's own
+        variables (a `tf.Module`), or None."""
+        return None
+
     def forward_pass(self):
         """Encloses one forward pass of the encoder (a kernel set may share work within it)."""
         return contextlib.nullcontext()
@@ -34,7 +39,8 @@ class ReferenceKernels:
         [B, num_heads, T, H / num_heads]: the query, key and value projections."""
         return [split_heads(layer(inputs), num_heads) for layer in layers]
 
-    def attention_probabilities(self, query, key, bias, scale):
+    @staticmethod
+    def attention_probabilities(query, key, bias, scale):
         """softmax(query @ key^T * scale + bias) over the keys, in float32, returned in the
         query's dtype: [B, N, Q, d], [B, N, T, d], bias [B, 1, 1, T] -> [B, N, Q, T]."""
         scores = tf.matmul(query, key, transpose_b=True)
