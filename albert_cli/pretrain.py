@@ -260,6 +260,10 @@ def main(argv):
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    try:
+        kernels = choose_kernels(FLAGS.kernels, tf.config.list_logical_devices(), FLAGS.deterministic)
+    except ValueError as error:
+        raise UsageError(f"--kernels={FLAGS.kernels} with --deterministic: {error}") from None
     config = load_config()
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
             f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "
@@ -269,10 +273,6 @@ def main(argv):
     train_files, eval_files = data_files(strategy)
     keras.utils.set_random_seed(FLAGS.seed)
 
-    try:
-        kernels = choose_kernels(FLAGS.kernels, tf.config.list_logical_devices(), FLAGS.deterministic)
-    except ValueError as error:
-        raise UsageError(f"--kernels={FLAGS.kernels} with --deterministic: {error}") from None
     settings = TrainerSettings(
         train_batch_size=FLAGS.train_batch_size, num_train_steps=FLAGS.num_train_steps,
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,

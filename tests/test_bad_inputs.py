@@ -796,3 +796,11 @@ def test_a_glue_field_of_a_megabyte_is_read(tmp_path):
     write_glue_file(tmp_path, "SST-2", "train.tsv", ["sentence\tlabel", f"{sentence}\t1", "short\t0"])
     examples = read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path)).examples
     assert [len(example.text_a) for example in examples] == [len(sentence), 5]
+
+
+def test_run_pretraining_refuses_a_kernel_set_that_is_not_bit_identical_with_deterministic(tmp_path):
+    code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
+                              f"--output_dir={tmp_path / 'out'}", "--deterministic", "--kernels=cpu", cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
+                          "'reference'")
+    assert not os.path.exists(tmp_path / "out") or not os.listdir(tmp_path / "out")
