@@ -48,3 +48,22 @@ def differing_tensors(left, right):
     """The names of the tensors of two checkpoints (`checkpoint_tensors`) that are not bit-identical."""
     assert left.keys() == right.keys() and any("optimizer" in name for name in left)
     return [name for name in left if left[name].tobytes() != right[name].tobytes()]
+
+
+def assert_resume_is_exact(run, tmp_path, killed_after_save, steps):
+    """Runs `run(output_dir, killed_after_save=None)` (a fine-tuning script) uninterrupted, then
+    killed after checkpoint `killed_after_save` and rerun; the checkpoints of `steps` must be
+    bit-identical. Returns the rerun's result."""
+    uninterrupted, killed = run(tmp_path / "uninterrupted"), run(tmp_path / "killed", killed_after_save)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    latest = tf.train.latest_checkpoint(str(tmp_path / "killed" / "checkpoints"))
+    assert latest.endswith(f"ckpt-{killed_after_save}"), latest
+    resumed = run(tmp_path / "killed")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    for step in steps:
+        left, right = (checkpoint_tensors(str(tmp_path / name / "checkpoints" / f"ckpt-{step}"))
+                       for name in ("uninterrupted", "killed"))
+        different = differing_tensors(left, right)
+        assert not different, f"ckpt-{step}: {len(different)} of {len(left)} tensors differ, e.g. {different[:3]}"
+    return resumed

@@ -141,7 +141,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 @pytest.mark.slow
 def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_uninterrupted_one(tmp_path):
-    from fine_tuning_resume_test_data import checkpoint_tensors, differing_tensors, run_script
+    from fine_tuning_resume_test_data import assert_resume_is_exact, run_script
 
     data_dir = write_race(tmp_path / "data", splits=("train", "dev"))
 
@@ -151,13 +151,4 @@ def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_unin
             "--max_qa_length=16", "--train_step=12", "--warmup_step=1", "--save_checkpoints_steps=3",
             "--keep_checkpoint_max=10", "--train_batch_size=2", "--learning_rate=1e-3"], killed_after_save)
 
-    uninterrupted, killed = run(tmp_path / "uninterrupted"), run(tmp_path / "killed", killed_after_save=6)
-    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
-    assert killed.returncode == -9, killed.stderr[-3000:]
-    resumed = run(tmp_path / "killed")
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    for step in (9, 12):
-        left, right = (checkpoint_tensors(str(tmp_path / name / "checkpoints" / f"ckpt-{step}"))
-                       for name in ("uninterrupted", "killed"))
-        different = differing_tensors(left, right)
-        assert not different, f"ckpt-{step}: {len(different)} of {len(left)} tensors differ, e.g. {different[:3]}"
+    assert_resume_is_exact(run, tmp_path, 6, (9, 12))

@@ -483,7 +483,7 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
 def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_uninterrupted_one(tmp_path):
     """The rerun continues with the batches and dropout masks the killed run would have drawn next
     (the shuffled data skips the batches already used; the checkpoint holds the dropout seeds)."""
-    from fine_tuning_resume_test_data import checkpoint_tensors, differing_tensors, run_script
+    from fine_tuning_resume_test_data import assert_resume_is_exact, run_script
 
     data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=16, splits=("train", "dev"))
 
@@ -493,15 +493,5 @@ def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_unin
             "--train_step=30", "--warmup_step=3", "--save_checkpoints_steps=5", "--keep_checkpoint_max=10",
             "--learning_rate=1e-3", *TINY_RUN], killed_after_save)
 
-    uninterrupted, killed = run(tmp_path / "uninterrupted"), run(tmp_path / "killed", killed_after_save=15)
-    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
-    assert killed.returncode == -9, killed.stderr[-3000:]
-    assert tf.train.latest_checkpoint(str(tmp_path / "killed" / "checkpoints")).endswith("ckpt-15")
-    resumed = run(tmp_path / "killed")
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    resumed = assert_resume_is_exact(run, tmp_path, 15, (20, 30))
     assert "resuming from ckpt-15 (step 15)" in resumed.stderr
-    for step in (20, 30):
-        left, right = (checkpoint_tensors(str(tmp_path / name / "checkpoints" / f"ckpt-{step}"))
-                       for name in ("uninterrupted", "killed"))
-        different = differing_tensors(left, right)
-        assert not different, f"ckpt-{step}: {len(different)} of {len(left)} tensors differ, e.g. {different[:3]}"
