@@ -74,7 +74,7 @@ flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "Distribution strategy. Defa
 flags.DEFINE_integer("num_cpu_devices", 1, "Split the CPU into this many logical devices (mirrored replicas without GPUs: tests, CPU benchmarks).", lower_bound=1)
 flags.DEFINE_string("eval_input_file", None, "Held-out TFRecords for evaluation. Default: the bundled held-out split, or --input_file (as the original did) when that is given.")
 flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES, "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
-flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible, else reference (use reference with --jit_compile on GPU/TPU).")
+flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): auto = cpu when no GPU/TPU is visible and not --deterministic, else reference (use reference with --jit_compile on GPU/TPU).")
 flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
                   "recompute the rest there: less memory, about one more forward pass of time (needs dropout 0).")
 flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward step with XLA (always on for TPUs).")
@@ -189,10 +189,19 @@ def previous_run(output_dir):
     path = os.path.join(output_dir, SUMMARY_FILE)
     summary = None
     if tf.io.gfile.exists(path):
-        with tf.io.gfile.GFile(path) as handle:
-            summary = json.load(handle)
+        with tf.io.gfile.GFile(path, "rb") as handle:
+            try:
+                summary = json.loads(handle.read().decode("utf-8"))
+            except ValueError as error:  # not UTF-8 or not JSON
+                raise UsageError(f"{path}: not a summary this script wrote ({error}); move it away to write a new one") from None
+        require(isinstance(summary, dict), f"{path}: expected a JSON object, got {type(summary).__name__}; "
+                                           "move it away to write a new one")
+    try:
+        records = read_metrics(output_dir)
+    except ValueError as error:
+        raise UsageError(f"{error}; fix or remove that line") from None
     evaluations = {record["step"]: {key: value for key, value in record.items() if key not in ("split", "time")}
-                   for record in read_metrics(output_dir) if record["split"] == "eval"}
+                   for record in records if record["split"] == "eval"}
     return summary, evaluations
 
 
@@ -256,6 +265,10 @@ def main(argv):
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    try:
+        kernels = choose_kernels(FLAGS.kernels, tf.config.list_logical_devices(), FLAGS.deterministic)
+    except ValueError as error:
+        raise UsageError(f"--kernels={FLAGS.kernels} with --deterministic: {error}") from None
     tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
     lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
     config = load_config()
@@ -274,7 +287,7 @@ def main(argv):
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,
         start_warmup_step=FLAGS.start_warmup_step, poly_power=FLAGS.poly_power, grad_accum_steps=FLAGS.grad_accum_steps,
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
-        kernels=choose_kernels(FLAGS.kernels, tf.config.list_logical_devices()), recompute=FLAGS.recompute,
+        kernels=kernels, recompute=FLAGS.recompute,
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`

@@ -9,8 +9,9 @@
 - The Python, NumPy and TensorFlow seeds (`keras.utils.set_random_seed`).
 
 The rest holds without the flag: the data order is seeded, and a checkpoint holds the input
-position (`data_steps`) and the dropout seed generators, so a resumed run draws the batches and
-masks an uninterrupted one would. The cost on CPU: docs/pretraining.md.
+position (pretraining's `data_steps`, fine-tuning's optimizer step) and the dropout seed
+generators (`dropout_seed_states`), so a resumed run draws the batches and masks an
+uninterrupted one would. The cost on CPU: docs/pretraining.md.
 """
 
 import keras
@@ -25,3 +26,10 @@ def make_deterministic(seed):
         raise RuntimeError("make_deterministic must be called before TensorFlow runs any op") from error
     tf.config.experimental.enable_op_determinism()
     keras.utils.set_random_seed(seed)
+
+
+def dropout_seed_states(model):
+    """The state variables of the model's dropout seed generators, in a stable order. Keras keeps
+    them out of the model's checkpoint; without them a resumed run would draw the dropout masks
+    of step 0 again."""
+    return [variable for variable in model.non_trainable_variables if variable.name == "seed_generator_state"]

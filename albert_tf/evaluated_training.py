@@ -4,8 +4,10 @@ Unlike the original (which evaluated every saved checkpoint in an endless loop),
 inside training every `eval_every` steps, the best weights are written to `<output_dir>/best/`
 with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`), and
 training ends after `train_steps`. Training resumes from the latest checkpoint in
-`<output_dir>/checkpoints/` if one exists. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it
-with their own evaluation (`evaluate_fn(model) -> metrics`).
+`<output_dir>/checkpoints/` if one exists, exactly where it stopped: the checkpoint holds the
+dropout seed generators, and the training data (`albert_tf.training_order`) skips the batches
+already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their own evaluation
+(`evaluate_fn(model) -> metrics`).
 """
 
 import json
@@ -17,6 +19,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
+from albert_tf.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
@@ -118,7 +121,10 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
               keep_checkpoint_max=5, jit_compile=False, loss=None, saved_model=None):
     """Trains `model` (its own `compute_loss`, or `loss`) for `train_steps`; returns the best record.
 
-    Call under the strategy's scope (the model and optimizer must be built in it). `saved_model`
+    Call under the strategy's scope (the model and optimizer must be built in it).
+    `train_dataset` repeats and gives the same batches in the same order each time it is
+    iterated (`training_order.shuffled_repeats`), so that a resumed run skips the ones already
+    trained on. `saved_model`
     (default `model`) is what the checkpoints hold, e.g. the task model behind a `fit` wrapper.
     Returns {"step", "metrics"} of the best evaluation; the weights are left at the last step
     (`restore_best` reads the best ones).
@@ -127,8 +133,9 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     remove_checkpoint_partials(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
     optimizer.build(model.trainable_variables)
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=saved_model, optimizer=optimizer),
-                                         os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
+    checkpoint = tf.train.Checkpoint(model=saved_model, optimizer=optimizer,
+                                     dropout_seeds=dropout_seed_states(saved_model))
+    manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
                                          max_to_keep=keep_checkpoint_max)
     check_resumable(manager.directory, saved_model)
     if manager.latest_checkpoint:
@@ -140,7 +147,8 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     done_steps = int(optimizer.iterations.numpy())
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
     if done_steps < train_steps:
-        model.fit(train_dataset, epochs=math.ceil(train_steps / eval_every), initial_epoch=done_steps // eval_every,
+        model.fit(train_dataset.skip(done_steps), epochs=math.ceil(train_steps / eval_every),
+                  initial_epoch=done_steps // eval_every,
                   steps_per_epoch=eval_every, callbacks=[callback], verbose=0,
                   shuffle=False)  # the dataset shuffles itself
     return callback.best

@@ -1083,3 +1083,109 @@ def test_convert_to_a_read_only_directory_is_one_line_and_leaves_nothing(tmp_pat
     code, stderr = run_script("-c", program)
     assert_one_line_error(code, stderr, f"--to {target}", "cannot write", "Read-only file system")
     assert os.listdir(target.parent) == []
+
+
+# --- issue 40: damaged run records, STS-B rows the original read silently, huge TSV fields ------
+
+def test_resume_warns_about_each_damaged_metrics_line_and_keeps_it(tmp_path, caplog):
+    from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
+    from albert_tf.pretraining.metrics_rollback import drop_records_after
+
+    log = MetricsLog(str(tmp_path))
+    for step in (2, 4, 6):
+        log.write("train", step, {"loss": 1.0 / step})
+    log.close()
+    metrics = tmp_path / "metrics.jsonl"
+    lines = metrics.read_bytes().splitlines()
+    damaged = [b"garbage", b'{"step": 3}', b"\xff\xfe not UTF-8", b"[1, 2]"]
+    metrics.write_bytes(b"\n".join([lines[0], *damaged, *lines[1:]]) + b"\n")
+    with pytest.raises(ValueError, match=r"metrics.jsonl:2: not JSON"):
+        read_metrics(str(tmp_path))
+
+    assert drop_records_after(str(tmp_path), 4) == len(damaged) + 2  # and step 6, in metrics.jsonl and logs/
+    warnings = [record.getMessage() for record in caplog.records if "dropped a line" in record.getMessage()]
+    assert len(warnings) == len(damaged)
+    for line_number, (warning, line) in enumerate(zip(warnings, damaged), start=2):
+        assert f"metrics.jsonl:{line_number}: " in warning
+        assert line.decode("utf-8", errors="replace") in warning
+    assert (tmp_path / "metrics.jsonl.dropped").read_bytes() == b"".join(line + b"\n" for line in damaged)
+    assert [record["step"] for record in read_metrics(str(tmp_path))] == [2, 4]
+
+
+def _finished_without_summary(output_dir):
+    """After the last checkpoint, before the summary: lines without a split and without a loss."""
+    (output_dir / "pretraining_summary.json").unlink()
+    with open(output_dir / "metrics.jsonl", "a") as handle:
+        handle.write('{"step": 4}\n{"step": 4, "split": "eval"}\n')
+
+
+def _not_utf8_metrics(output_dir):
+    with open(output_dir / "metrics.jsonl", "ab") as handle:
+        handle.write(b'{"step": 4, "split": "\xff"}\n')
+
+
+@pytest.mark.parametrize("damage, flags, words", [
+    (_finished_without_summary, [], None),
+    (lambda out: (out / "pretraining_summary.json").write_text("[1, 2]"), [],
+     ["pretraining_summary.json: expected a JSON object, got list"]),
+    (lambda out: (out / "pretraining_summary.json").write_text('{"final_step": 4,'), [],
+     ["pretraining_summary.json: not a summary this script wrote"]),
+    (lambda out: (out / "pretraining_summary.json").write_bytes(b"\xff\xfe"), [],
+     ["pretraining_summary.json: not a summary this script wrote"]),
+    (_not_utf8_metrics, ["--do_train=false", "--do_eval"], ["metrics.jsonl:", "not UTF-8 text"]),
+    (lambda out: (out / "metrics.jsonl").write_text("garbage\n"), ["--do_train=false", "--do_eval"],
+     ["metrics.jsonl:1: not JSON"]),
+])
+def test_a_rerun_over_damaged_run_records_is_a_warning_or_one_line(tmp_path, trained_pretraining_dir, damage, flags,
+                                                                    words):
+    import shutil
+
+    from pretraining_test_data import run_script as run_pretraining, small_run_flags
+
+    shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
+    output_dir = tmp_path / "out"
+    damage(output_dir)
+    before = sorted(os.listdir(output_dir))
+    result = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2,
+                                             save_checkpoints_steps=2) + flags, timeout=900)
+    if words:
+        assert_one_line_error(result.returncode, result.stderr, *words)
+        assert sorted(os.listdir(output_dir)) == before
+        return
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "metrics.jsonl:3: dropped a line that is no metrics record" in result.stderr
+    assert json.loads((output_dir / "pretraining_summary.json").read_text())["final_step"] == 4
+
+
+def test_stsb_scores_the_original_read_silently_are_read_with_a_warning_naming_the_lines(tmp_path, caplog):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+    from glue_test_data import write_glue_file
+
+    rows = [f"{i}\tg\tf\t2012\t{i}\tnone\tnone\tA cat.\tA dog.\t{score}" for i, score in enumerate(["1.5", "99"])]
+    rows.append("2\tg\tf\t2012\t2\tnone\tnone\tA cat.\tA dog.\t3.0\t4.5")  # an extra column: its score is 4.5
+    path = write_glue_file(tmp_path, "STS-B", "train.tsv", [STSB_HEADER, *rows])
+    examples = read_examples(get_task("sts-b"), "train", data_dir=str(tmp_path)).examples
+    assert [example.label for example in examples] == [1.5, 99.0, 4.5]  # as the original: no clipping
+    warnings = [record.getMessage() for record in caplog.records]
+    assert any(f"{path}:4: 1 row(s) with a column count other than the header's 10" in w for w in warnings), warnings
+    assert any(f"{path}:3: 1 row(s) with a score outside 0-5" in w for w in warnings), warnings
+
+
+def test_a_glue_field_of_a_megabyte_is_read(tmp_path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+    from glue_test_data import write_glue_file
+
+    sentence = "word " * 200_000
+    write_glue_file(tmp_path, "SST-2", "train.tsv", ["sentence\tlabel", f"{sentence}\t1", "short\t0"])
+    examples = read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path)).examples
+    assert [len(example.text_a) for example in examples] == [len(sentence), 5]
+
+
+def test_run_pretraining_refuses_a_kernel_set_that_is_not_bit_identical_with_deterministic(tmp_path):
+    code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
+                              f"--output_dir={tmp_path / 'out'}", "--deterministic", "--kernels=cpu", cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
+                          "'reference'")
+    assert not os.path.exists(tmp_path / "out") or not os.listdir(tmp_path / "out")

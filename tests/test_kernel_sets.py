@@ -20,6 +20,16 @@ def test_auto_picks_cpu_without_accelerators_and_reference_with_them():
     assert kernels.choose("cpu_inference", devices("GPU")) == "cpu_inference"  # explicit wins
 
 
+def test_deterministic_runs_take_the_reference_set_and_refuse_the_others(caplog):
+    caplog.set_level("INFO")
+    assert kernels.choose("auto", devices("CPU"), deterministic=True) == "reference"
+    assert "using the 'reference' kernel set (the one bit-identical from run to run)" in caplog.text
+    assert kernels.choose("reference", devices("CPU"), deterministic=True) == "reference"
+    for name in ("cpu", "cpu_inference", "cpu_serving"):
+        with pytest.raises(ValueError, match=rf"kernels '{name}' are not bit-identical from run to run"):
+            kernels.choose(name, devices("CPU"), deterministic=True)
+
+
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference', 'cpu_serving'\]"):
         kernels.get("fast")

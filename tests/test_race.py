@@ -137,3 +137,18 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert result.returncode == 2, result.stderr[-2000:]
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0], result.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_uninterrupted_one(tmp_path):
+    from fine_tuning_resume_test_data import assert_resume_is_exact, run_script
+
+    data_dir = write_race(tmp_path / "data", splits=("train", "dev"))
+
+    def run(output_dir, killed_after_save=None):
+        return run_script("run_race.py", [
+            f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_train", "--max_seq_length=48",
+            "--max_qa_length=16", "--train_step=12", "--warmup_step=1", "--save_checkpoints_steps=3",
+            "--keep_checkpoint_max=10", "--train_batch_size=2", "--learning_rate=1e-3"], killed_after_save)
+
+    assert_resume_is_exact(run, tmp_path, 6, (9, 12))

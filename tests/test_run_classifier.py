@@ -522,3 +522,20 @@ def test_init_checkpoint_with_fewer_positions_is_extended_only_when_asked(tmp_pa
     assert result.returncode == 0, result.stderr[-3000:]
     [loaded] = log_lines(result.stderr, "init_checkpoint:")
     assert f"from {prefix} (TF1 checkpoint; position embeddings extended 512 -> 1024 (repeat))." in loaded
+
+
+def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_uninterrupted_one(tmp_path):
+    """The rerun continues with the batches and dropout masks the killed run would have drawn next
+    (the shuffled data skips the batches already used; the checkpoint holds the dropout seeds)."""
+    from fine_tuning_resume_test_data import assert_resume_is_exact, run_script
+
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=16, splits=("train", "dev"))
+
+    def run(output_dir, killed_after_save=None):
+        return run_script("run_classifier.py", [
+            "--task_name=MRPC", f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_train",
+            "--train_step=30", "--warmup_step=3", "--save_checkpoints_steps=5", "--keep_checkpoint_max=10",
+            "--learning_rate=1e-3", *TINY_RUN], killed_after_save)
+
+    resumed = assert_resume_is_exact(run, tmp_path, 15, (20, 30))
+    assert "resuming from ckpt-15 (step 15)" in resumed.stderr

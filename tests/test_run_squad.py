@@ -106,3 +106,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert len(errors) == 1 and message in errors[0], result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "out" / "predictions.json")
+
+
+@pytest.mark.slow
+def test_a_run_killed_after_a_checkpoint_and_rerun_ends_bit_identical_to_an_uninterrupted_one(tmp_path):
+    from fine_tuning_resume_test_data import assert_resume_is_exact, run_script
+
+    def run(output_dir, killed_after_save=None):  # 36 questions / 4 * 0.9 epochs: 8 steps
+        return run_script("run_squad.py", [
+            *TINY_RUN, "--version_2_with_negative", "--do_train", f"--train_file={SQUAD_TRAIN}",
+            f"--predict_file={SQUAD_DEV}", f"--output_dir={output_dir}", "--num_train_epochs=0.9",
+            "--save_checkpoints_steps=2", "--keep_checkpoint_max=10"], killed_after_save)
+
+    assert_resume_is_exact(run, tmp_path, 4, (6, 8))

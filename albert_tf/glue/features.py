@@ -15,6 +15,7 @@ from albert_tf.choices import PADDING_MODES
 from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
+from albert_tf.training_order import shuffled_repeats
 from albert_tf.tokenization import truncate_seq_pair
 
 LENGTH_MULTIPLE = 8
@@ -142,7 +143,7 @@ def make_dataset(task, path, batch_size, max_seq_length, padding="dynamic", trai
         raise ValueError(f"padding must be one of {PADDING_MODES}, got {padding!r}")
     dataset = tf.data.TFRecordDataset(path)
     if training:
-        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True).repeat()
+        dataset = shuffled_repeats(dataset, shuffle_buffer, seed)
     dataset = dataset.map(_parse(task), num_parallel_calls=tf.data.AUTOTUNE)
     if padding == "fixed":
         shapes = ({name: [max_seq_length] for name in ("input_word_ids", "input_mask", "input_type_ids")},

@@ -32,6 +32,8 @@ class GlueTask:
     `labels` is None for regression (STS-B: one output, the score). `eval_splits` maps a metric
     prefix to a dev split (MNLI has matched and mismatched); `test_splits` maps a GLUE submission
     file stem to a test split. `tsv_files` maps our split names to files under `<data_dir>/<dir>/`.
+    `score_range` is a regression score's (lowest, highest): a score outside is used as it is
+    (as the original does) but warned about.
     """
 
     name: str
@@ -48,6 +50,7 @@ class GlueTask:
     tsv_files: tuple = (("train", "train.tsv"), ("dev", "dev.tsv"), ("test", "test.tsv"))
     tfds_splits: tuple = (("train", "train"), ("dev", "validation"), ("test", "test"))
     skip_malformed_rows: bool = False
+    score_range: tuple = None
 
     @property
     def is_regression(self):
@@ -108,7 +111,7 @@ _TASK_LIST = (
         train_columns=TsvColumns(text_a=7, text_b=8, label=-1),
         test_columns=TsvColumns(index=0, text_a=7, text_b=8),
         tfds_config="stsb", tfds_text_keys=("sentence1", "sentence2"),
-        selection_metric="pearson", metric_names=("pearson", "spearman", "mse"),
+        selection_metric="pearson", metric_names=("pearson", "spearman", "mse"), score_range=(0.0, 5.0),
     ),
     GlueTask(
         name="QQP", directory="QQP", labels=BINARY_LABELS,

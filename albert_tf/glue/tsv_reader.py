@@ -1,7 +1,9 @@
 """GLUE TSV files (the layout GLUE's download script makes) -> `GlueExample`s, as the original read them.
 
 Bad rows are errors naming the file and line, except where the original skipped them (QQP rows
-with missing columns): those are counted and reported.
+with missing columns): those are counted and reported. Rows the original read without a word
+(an extra column before STS-B's score, a score outside 0-5) are read as it did, with a warning
+naming the file and lines.
 """
 
 import csv
@@ -34,10 +36,14 @@ def read_tsv_split(task, split, data_dir):
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = handle.read().decode("utf-8-sig", errors="replace")
+    # A sentence is a sentence however long (the tokenizer truncates it): no field is refused
+    # for its size (csv's default limit is 128 KiB); none can be longer than the file.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     rows = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
-    examples, skipped = [], 0
+    examples, skipped, header_width, odd_width, out_of_range = [], 0, None, [], []
     for line_number, row in enumerate(rows, start=1):
         if columns.has_header and line_number == 1:
+            header_width = len(row)
             continue
         try:
             examples.append(_example(task, split, columns, row, line_number))
@@ -46,12 +52,29 @@ def read_tsv_split(task, split, data_dir):
                 skipped += 1
                 continue
             raise ValueError(f"{path}:{line_number}: {error}") from None
+        if columns.label is not None and columns.label < 0 and header_width not in (None, len(row)):
+            odd_width.append(line_number)
+        if task.score_range and columns.label is not None and not (
+                task.score_range[0] <= examples[-1].label <= task.score_range[1]):
+            out_of_range.append(line_number)
+    _warn_about_lines(path, odd_width, f"a column count other than the header's {header_width}; the label is "
+                                       "read from the last column, as the original does")
+    if task.score_range:
+        _warn_about_lines(path, out_of_range, f"a score outside {task.score_range[0]:g}-{task.score_range[1]:g}, "
+                                              "used as it is, as the original does")
     if skipped:
         logging.warning(
             "%s: skipped %d malformed row(s) with missing columns, as the original does for %s",
             path, skipped, task.name,
         )
     return ExampleSet(examples, path, skipped)
+
+
+def _warn_about_lines(path, line_numbers, what):
+    """One warning naming `path` and the first of `line_numbers` (rows with `what`), if any."""
+    if line_numbers:
+        shown = ", ".join(str(number) for number in line_numbers[:5]) + (", ..." if len(line_numbers) > 5 else "")
+        logging.warning("%s:%d: %d row(s) with %s (lines %s)", path, line_numbers[0], len(line_numbers), what, shown)
 
 
 class _MalformedRow(Exception):

@@ -18,6 +18,10 @@ the device). All compute the same values to float rounding (tested).
 KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
 # What an export may trace: plain TensorFlow ops only (never an XLA-compiled function).
 EXPORT_KERNEL_SETS = ("reference", "cpu_serving")
+# What a deterministic run may use: two identical 300-step runs with the "cpu" set (its XLA
+# kernels and oneDNN-fused matmuls) were seen to drift apart (1e-13 at step 100, 85 of 99 tensors
+# by step 300) where "reference" stayed bit-identical (issue 40).
+DETERMINISTIC_KERNEL_SETS = ("reference",)
 # What the scripts' `--kernels` accepts: a kernel set, or "auto" (see `choose`).
 KERNELS_FLAG_VALUES = ("auto",) + KERNEL_SETS
 
@@ -45,16 +49,25 @@ def get(kernels):
     raise ValueError(f"unknown kernels {kernels!r}; allowed: {list(KERNEL_SETS)}")
 
 
-def choose(kernels, logical_devices):
+def choose(kernels, logical_devices, deterministic=False):
     """`kernels`, with "auto" decided once: "cpu" when `logical_devices` (from
     `tf.config.list_logical_devices()`) are all CPUs, else "reference" (on GPUs and TPUs XLA
-    fuses the same chains itself). Logs the choice."""
+    fuses the same chains itself); "reference" whenever `deterministic` (bit-identical runs),
+    which refuses the other sets. Logs the choice."""
+    if deterministic and kernels not in ("auto",) + DETERMINISTIC_KERNEL_SETS:
+        raise ValueError(f"kernels {kernels!r} are not bit-identical from run to run; deterministic runs "
+                         f"take {' or '.join(map(repr, DETERMINISTIC_KERNEL_SETS))} (or 'auto', which picks it)")
     if kernels != "auto":
         return kernels
-    chosen = "cpu" if all(device.device_type == "CPU" for device in logical_devices) else "reference"
+    if deterministic:
+        chosen, why = DETERMINISTIC_KERNEL_SETS[0], "the one bit-identical from run to run"
+    elif all(device.device_type == "CPU" for device in logical_devices):
+        chosen, why = "cpu", "all devices are CPUs"
+    else:
+        chosen, why = "reference", "a GPU or TPU is visible"
     from absl import logging
 
-    logging.info("--kernels=auto: using the %r kernel set", chosen)
+    logging.info("--kernels=auto: using the %r kernel set (%s)", chosen, why)
     return chosen
 
 

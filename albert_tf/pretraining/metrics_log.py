@@ -56,15 +56,43 @@ def _json_number(value):
 
 
 def read_metrics(output_dir):
-    """The records of `metrics.jsonl` in order (for tests, notebooks and the summary)."""
+    """The records of `metrics.jsonl` in order (for tests, notebooks and the summary). Raises
+    ValueError naming the file and line of one that is not a record (`parse_record`)."""
     path = os.path.join(output_dir, METRICS_FILE)
+    records = []
+    for line_number, line in metrics_lines(path):
+        try:
+            records.append(parse_record(line))
+        except ValueError as error:
+            raise ValueError(f"{path}:{line_number}: {error}") from None
+    return records
+
+
+def metrics_lines(path):
+    """(line number, bytes) of the non-blank lines of the metrics file `path` (none if absent)."""
     if not tf.io.gfile.exists(path):
         return []
-    with tf.io.gfile.GFile(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    with tf.io.gfile.GFile(path, "rb") as handle:
+        return [(number, line) for number, line in enumerate(handle.read().splitlines(), start=1) if line.strip()]
+
+
+def parse_record(line):
+    """The record of one line (bytes) of `metrics.jsonl`: a JSON object with an integer "step"
+    and a string "split"; ValueError saying what it is instead (e.g. a line cut by a kill -9)."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    if not isinstance(record.get("step"), int) or not isinstance(record.get("split"), str):
+        raise ValueError('expected a record with an integer "step" and a string "split"')
+    return record
 
 
 def best_eval_record(records):
     """The evaluation record of lowest held-out `loss` (the earliest of equals), or None."""
-    evaluations = [record for record in records if record["split"] == "eval" and isinstance(record["loss"], float)]
+    evaluations = [record for record in records if record["split"] == "eval" and isinstance(record.get("loss"), float)]
     return min(evaluations, key=lambda record: record["loss"], default=None)

@@ -11,6 +11,7 @@ import dataclasses
 import tensorflow as tf
 
 from albert_tf import optimization
+from albert_tf.determinism import dropout_seed_states
 from albert_tf.distribute import is_chief
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
@@ -187,13 +188,6 @@ class PretrainingTrainer:
         weight_total = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.reduce_sum(features["masked_lm_weights"]))
         outputs = self.model(_model_inputs(features), training=False)
         self.eval_metrics.update(pretraining_losses(outputs, features, weight_total, global_batch_size), features)
-
-
-def dropout_seed_states(model):
-    """The state variables of the model's dropout seed generators, in a stable order. Keras keeps
-    them out of the model's checkpoint; without them a resumed run would draw the dropout masks
-    of step 0 again."""
-    return [variable for variable in model.non_trainable_variables if variable.name == "seed_generator_state"]
 
 
 def _model_inputs(features):

@@ -13,6 +13,7 @@ import tensorflow as tf
 from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
+from albert_tf.training_order import shuffled_repeats
 from albert_tf.race.examples import NUM_CHOICES
 
 
@@ -89,6 +90,6 @@ def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, sh
     """(inputs [B, 4, max_seq_length] each, label [B]) batches; training data shuffled and repeated."""
     dataset = tf.data.TFRecordDataset(path)
     if training:
-        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True).repeat()
+        dataset = shuffled_repeats(dataset, shuffle_buffer, seed)
     dataset = dataset.map(_parser(max_seq_length), num_parallel_calls=tf.data.AUTOTUNE).batch(batch_size, drop_remainder=training)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -20,6 +20,7 @@ from absl import logging
 from albert_tf.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
+from albert_tf.training_order import shuffled_repeats
 from albert_tf.squad.alignment import align
 
 # The original numbers windows from this id on (its `unique_id`).
@@ -254,7 +255,7 @@ def make_dataset(path, batch_size, max_seq_length, training=False, seed=None, sh
     """
     dataset = tf.data.TFRecordDataset(path)
     if training:
-        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True).repeat()
+        dataset = shuffled_repeats(dataset, shuffle_buffer, seed)
     dataset = dataset.map(_parse, num_parallel_calls=tf.data.AUTOTUNE)
     sequence = [max_seq_length]
     shapes = ({"input_word_ids": sequence, "input_mask": sequence, "input_type_ids": sequence, "p_mask": sequence,
