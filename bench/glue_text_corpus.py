@@ -20,6 +20,7 @@ import sys
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
+from albert_cli.cli import flag_text  # noqa: E402
 from albert_tf.glue.examples import read_examples  # noqa: E402
 from albert_tf.glue.tasks import get_task  # noqa: E402
 from albert_tf.io_utils import atomic_open  # noqa: E402
@@ -56,7 +57,7 @@ def main():
                     out.write("\n".join(" ".join(text.split()) for text in document) + "\n\n")
                     counts[task_name] += len(document)
     except (OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {flag_text(error)}", file=sys.stderr)
         return 2
     print(f"{args.output_file}: " + ", ".join(f"{task} {n} sentences" for task, n in counts.items()))
     return 0

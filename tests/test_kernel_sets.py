@@ -21,7 +21,7 @@ def test_auto_picks_cpu_without_accelerators_and_reference_with_them():
 
 
 def test_deterministic_runs_take_the_reference_set_and_refuse_the_others(caplog):
-    caplog.set_level("INFO")
+    caplog.set_level("INFO", logger="absl")  # another test may have set absl's own level higher
     assert kernels.choose("auto", devices("CPU"), deterministic=True) == "reference"
     assert "using the 'reference' kernel set (the one bit-identical from run to run)" in caplog.text
     assert kernels.choose("reference", devices("CPU"), deterministic=True) == "reference"

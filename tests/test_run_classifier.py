@@ -50,8 +50,9 @@ def read_tsv(*path):
 
 
 def log_lines(stderr, marker):
-    """The absl log messages (text after `] `) of stderr that contain `marker`."""
-    return [line.split("] ", 1)[1] for line in stderr.splitlines() if "] " in line and marker in line]
+    """The log messages of stderr that contain `marker`, each from `marker` on (the scripts print
+    absl's INFO lines plain, without absl's prefix)."""
+    return [line[line.index(marker):] for line in stderr.splitlines() if marker in line]
 
 
 @pytest.mark.slow
