@@ -22,6 +22,7 @@ from albert_tf import checkpoints
 from albert_tf.config import min_sparse_length
 from glue_test_data import REPO, SPM_MODEL, head_of_shipped
 from squad_test_data import SQUAD_DEV, SQUAD_TRAIN, serve_squad
+from test_bad_inputs import assert_one_line_error
 
 LONG_CONFIG = os.path.join(REPO, "configs", "albert_tiny_long.json")
 SEQ = 512
@@ -121,6 +122,19 @@ def test_classifier_fine_tunes_and_serves_512_tokens(pretrained):
     assert by_text["probabilities"].shape == (1, 2)
 
 
+def test_squad_recompute_refuses_a_config_with_dropout(tmp_path):
+    config_file = tmp_path / "dropout.json"
+    with open(LONG_CONFIG, encoding="utf-8") as handle:
+        config_file.write_text(json.dumps({**json.load(handle), "hidden_dropout_prob": 0.1}))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, "run_squad.py", f"--albert_config_file={config_file}", "--recompute",
+                             "--do_train", f"--train_file={SQUAD_TRAIN}", f"--predict_file={SQUAD_DEV}",
+                             f"--output_dir={tmp_path / 'out'}"], capture_output=True, text=True, env=env, cwd=REPO,
+                            timeout=300)
+    assert_one_line_error(result.returncode, result.stderr, "--recompute needs hidden_dropout_prob")
+    assert not os.path.exists(tmp_path / "out" / "best")
+
+
 @pytest.mark.slow
 def test_squad_trains_predicts_and_serves_in_512_token_windows(tmp_path):
     output_dir = str(tmp_path / "out")
@@ -128,7 +142,8 @@ def test_squad_trains_predicts_and_serves_in_512_token_windows(tmp_path):
         "--max_query_length=64", "--train_batch_size=4", "--predict_batch_size=8", "--learning_rate=1e-3",
         "--version_2_with_negative", "--do_train", "--do_predict", f"--train_file={SQUAD_TRAIN}",
         f"--predict_file={SQUAD_DEV}", f"--output_dir={output_dir}", "--num_train_epochs=0.2",
-        "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}", "--export_version=1", timeout=600)
+        "--save_checkpoints_steps=2", f"--export_dir={tmp_path / 'export'}", "--export_version=1", "--recompute",
+        timeout=600)
     with open(os.path.join(output_dir, "predictions.json"), encoding="utf-8") as handle:
         predictions = json.load(handle)
     with open(SQUAD_DEV, encoding="utf-8") as handle:
