@@ -248,6 +248,10 @@ def main():
             parser.error(f"{flag} takes a comma list of {', '.join(allowed)}, got {given}")
     if any(args.tokens_per_step % length for length in lengths):
         parser.error(f"--tokens_per_step {args.tokens_per_step} must be a multiple of every --lengths value")
+    try:
+        case_config(args.config, "block_sparse", max(lengths))
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
     limit_gb = available_memory_gb() if args.oom_limit_gb is None else args.oom_limit_gb
     print(f"processor: {cpu_model()}; load average: {load_average()}; memory limit: {limit_gb:.3g} GB", flush=True)
     records = []

@@ -49,6 +49,16 @@ def test_two_lengths_run_skip_past_the_memory_limit_and_report_the_ratio(tmp_pat
     assert "| train | dense | reference | 1 x 256 | not run: estimated" in result.stdout
 
 
+def test_a_dense_config_is_refused_before_any_case_runs(tmp_path):
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "bench", "bench_long_documents.py"),
+         f"--config={os.path.join(REPO, 'configs', 'albert_tiny.json')}", "--lengths=128", "--tokens_per_step=128"],
+        capture_output=True, text=True, cwd=str(tmp_path), env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "albert_tiny.json is not block-sparse" in result.stderr.strip().splitlines()[-1]
+    assert "processor:" not in result.stdout
+
+
 def test_a_case_whose_process_dies_is_recorded_as_out_of_memory(bench, monkeypatch):
     killed = subprocess.CompletedProcess([], returncode=-9, stdout="", stderr="")
     monkeypatch.setattr(bench.subprocess, "run", lambda *args, **kwargs: killed)
