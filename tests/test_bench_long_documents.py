@@ -40,7 +40,7 @@ def test_two_lengths_run_skip_past_the_memory_limit_and_report_the_ratio(tmp_pat
     for key in (("dense", 128), ("block_sparse", 128), ("block_sparse", 256)):
         record = by_case[key]
         assert record["status"] == "ok" and record["batch"] * record["seq"] == 256
-        assert record["peak_rss_mib"] > 100 and record["microseconds_per_token"] > 0
+        assert record["peak_rss_mib"] > record["peak_above_runtime_mib"] > 0 and record["microseconds_per_token"] > 0
         # 128 tokens are past the tiny long config's (5 + 2) x 16 = 112: the block-sparse path runs.
         assert record["attention_path"] == key[0]
     (speed,) = [t for t in report["targets"] if t["ratio"] == "train: block-sparse 256 / dense 128, microseconds_per_token"]
@@ -74,13 +74,14 @@ def test_a_case_whose_process_dies_is_recorded_as_out_of_memory(bench, monkeypat
 def test_recompute_ratios_compare_the_longest_length(bench):
     def record(attention, seq, rss, time):
         return {"mode": "train", "attention": attention, "seq": seq, "kernels": "reference", "status": "ok",
-                "peak_rss_mib": rss, "microseconds_per_token": time}
+                "peak_rss_mib": rss, "peak_above_runtime_mib": rss - 300, "microseconds_per_token": time}
 
     records = [record("block_sparse", 4096, 1000.0, 10.0), record("block_sparse_recompute", 4096, 400.0, 13.0),
                record("block_sparse", 512, 1.0, 1.0)]
     targets = {t["ratio"]: t for t in bench.target_ratios(records, [512, 4096], ["reference"])}
     memory = targets["train at 4096: recompute / not, peak_rss_mib"]
     assert (memory["value"], memory["at_most"]) == (pytest.approx(0.4), 0.5)
+    assert targets["train at 4096: recompute / not, peak_above_runtime_mib"]["value"] == pytest.approx(100 / 700)
     assert targets["train at 4096: recompute / not, microseconds_per_token"]["value"] == pytest.approx(1.3)
     assert targets["infer: block-sparse 4096 / dense 512, peak_rss_mib"]["value"] is None
     assert "| infer: block-sparse 4096 / dense 512, peak_rss_mib (at most 1.5) | reference | not measured |  |" in (
