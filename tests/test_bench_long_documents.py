@@ -22,7 +22,8 @@ def test_two_lengths_run_skip_past_the_memory_limit_and_report_the_ratio(tmp_pat
 
     dense = AlbertConfig.from_json_file(LONG_CONFIG).replace(attention_type="dense", block_size=None,
                                                             num_random_blocks=None)
-    short_gb, long_gb = bench.dense_attention_gb(dense, "train", 2, 128), bench.dense_attention_gb(dense, "train", 1, 256)
+    short_gb = bench.dense_attention_gb(dense, "train", 2, 128)
+    long_gb = bench.dense_attention_gb(dense, "train", 1, 256)
     assert long_gb == pytest.approx(2 * short_gb)  # the square law at the same tokens per step
     output = tmp_path / "bench.json"
     result = subprocess.run(
@@ -43,7 +44,8 @@ def test_two_lengths_run_skip_past_the_memory_limit_and_report_the_ratio(tmp_pat
         assert record["peak_rss_mib"] > record["peak_above_runtime_mib"] > 0 and record["microseconds_per_token"] > 0
         # 128 tokens are past the tiny long config's (5 + 2) x 16 = 112: the block-sparse path runs.
         assert record["attention_path"] == key[0]
-    (speed,) = [t for t in report["targets"] if t["ratio"] == "train: block-sparse 256 / dense 128, microseconds_per_token"]
+    (speed,) = [t for t in report["targets"]
+                if t["ratio"] == "train: block-sparse 256 / dense 128, microseconds_per_token"]
     assert speed["value"] == pytest.approx(by_case["block_sparse", 256]["microseconds_per_token"]
                                            / by_case["dense", 128]["microseconds_per_token"])
     assert "| train | dense | reference | 1 x 256 | not run: estimated" in result.stdout
