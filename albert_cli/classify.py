@@ -175,7 +175,7 @@ def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_d
 
 def trained_classifier(task, config, strategy, output_dir):
     """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
-    from albert_tf import evaluated_training  # pylint: disable=g-import-not-at-top
+    from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
 
     fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
     require(fine_tuned or FLAGS.init_checkpoint,
@@ -230,8 +230,8 @@ def main(argv):
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_cli.fine_tuning_inputs import load_tokenizer_and_config  # pylint: disable=g-import-not-at-top
-    from albert_tf import evaluated_training  # pylint: disable=g-import-not-at-top
-    from albert_tf.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
+    from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
+    from albert_tf.training.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
     from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
     from albert_tf.glue.metrics import majority_baseline  # pylint: disable=g-import-not-at-top
 

@@ -46,7 +46,7 @@ def main(argv):
     from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
-    from albert_tf.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
+    from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
     config = model_config(FLAGS)
     try:

@@ -6,7 +6,7 @@ from albert_cli.export_version import check_export_version_is_new
 from albert_cli.cli import UsageError, require, require_output_dir
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.config import AlbertConfig
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 
 
 def model_config(flag_values):
@@ -54,7 +54,7 @@ def compute_dtype(mixed_precision):
 def start_task_run(flag_values):
     """What the SQuAD and RACE runners do first: (tokenizer, config, strategy, feature cache dir),
     the output and export directories checked before any work."""
-    from albert_tf.distribute import get_strategy  # pylint: disable=g-import-not-at-top (TensorFlow)
+    from albert_tf.training.distribute import get_strategy  # pylint: disable=g-import-not-at-top (TensorFlow)
 
     tokenizer, config = load_tokenizer_and_config(flag_values)
     try:
@@ -72,7 +72,7 @@ def start_task_run(flag_values):
 
 def trained_model(flag_values, build_model):
     """The best model fine-tuned in --output_dir, else `build_model(--init_checkpoint)`'s."""
-    from albert_tf.evaluated_training import read_best_metrics, restore_best  # pylint: disable=g-import-not-at-top (TensorFlow)
+    from albert_tf.training.evaluated_training import read_best_metrics, restore_best  # pylint: disable=g-import-not-at-top (TensorFlow)
 
     fine_tuned = read_best_metrics(flag_values.output_dir) is not None
     require(fine_tuned or flag_values.init_checkpoint,

@@ -19,7 +19,7 @@ from albert_cli.cli import UsageError, run_main
 from albert_cli.figures import matplotlib_module
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
-EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.evaluated_training
+EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
 PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
 SPLIT_LABELS = {"train": "training", "eval": "held-out"}
 

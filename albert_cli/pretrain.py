@@ -134,7 +134,7 @@ def load_config():
 
 def data_files(strategy):
     """(train files, eval files); builds the bundled data when --input_file is not given."""
-    from albert_tf.distribute import num_workers  # pylint: disable=g-import-not-at-top
+    from albert_tf.training.distribute import num_workers  # pylint: disable=g-import-not-at-top
     from albert_cli.bundled_data import build_bundled_data  # pylint: disable=g-import-not-at-top
 
     if FLAGS.input_file:
@@ -150,7 +150,7 @@ def data_files(strategy):
 def dataset_fn(files, global_batch_size, is_training, config):
     """`input_context -> tf.data.Dataset` for `distribute_datasets_from_function`; the files
     are checked here first, so a bad one fails with its flag named, not inside a tf.function."""
-    from albert_tf.pretraining_data import pretraining_dataset  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.data import pretraining_dataset  # pylint: disable=g-import-not-at-top
 
     vocab_sizes = {"vocab_size": config.vocab_size, "type_vocab_size": config.type_vocab_size}
     try:
@@ -171,7 +171,7 @@ def dataset_fn(files, global_batch_size, is_training, config):
 
 def data_error(error, files, flag, config):
     """The UsageError for a data error met inside training or evaluation, naming the file."""
-    from albert_tf.pretraining_data import expand_file_patterns, find_bad_file  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.data import expand_file_patterns, find_bad_file  # pylint: disable=g-import-not-at-top
 
     bad = find_bad_file(expand_file_patterns(files), FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
                         config.vocab_size, config.type_vocab_size)
@@ -250,16 +250,16 @@ def main(argv):
 
     from albert_tf.kernels import choose as choose_kernels  # pylint: disable=g-import-not-at-top
 
-    from albert_tf import distribute  # pylint: disable=g-import-not-at-top
+    from albert_tf.training import distribute  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
-    from albert_tf.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
+    from albert_tf.training.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
     from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
-    from albert_tf.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
+    from albert_tf.training.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
     if FLAGS.deterministic:
-        from albert_tf.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
+        from albert_tf.training.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
 
         make_deterministic(FLAGS.seed)
     if FLAGS.num_cpu_devices > 1:

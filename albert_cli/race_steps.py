@@ -13,10 +13,10 @@ from albert_cli.run_settings import check_run_settings, record_run_settings, run
 from albert_cli.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
 from albert_tf.checkpoints.model_files import write_model_files
-from albert_tf.distribute import per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune
+from albert_tf.training.distribute import per_replica_batch_size
+from albert_tf.training.evaluated_training import fine_tune
 from albert_tf.glue.training import build_optimizer
-from albert_tf import keras_predict
+from albert_tf.training import keras_predict
 from albert_tf.io_utils import write_json
 from albert_tf.kernels import choose
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice

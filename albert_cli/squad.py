@@ -42,6 +42,9 @@ flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in pieces.")
 flags.DEFINE_integer("start_n_top", START_N_TOP, "v2.0: start positions searched per window.")
 flags.DEFINE_integer("end_n_top", END_N_TOP, "v2.0: end positions searched per start.")
 flags.DEFINE_float("dropout_prob", 0.1, "v2.0: dropout in the answerability layer.")
+flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
+                  "recompute the rest there: less memory for long windows, about one more forward pass of time "
+                  "(needs the config's dropout 0; the answerability layer's --dropout_prob is outside the block).")
 flags.DEFINE_float("null_score_diff_threshold", None,
                    "v2.0: answer \"\" when the no-answer score reaches this. Default: the best-F1 threshold "
                    "found on --predict_file, as the original (or the one stored with the best checkpoint).")

@@ -10,13 +10,14 @@ from albert_cli.fine_tuning_inputs import compute_dtype, start_task_run, trained
 from albert_cli.request_bounds import request_bounds
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
 from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require,
-                           require_positive_finite)
+                            require_positive_finite, require_recompute_trainable)
 from albert_tf.checkpoints.model_files import write_model_files
-from albert_tf.distribute import per_replica_batch_size
-from albert_tf.evaluated_training import fine_tune, read_best_metrics
+from albert_tf.training.distribute import per_replica_batch_size
+from albert_tf.training.evaluated_training import fine_tune, read_best_metrics
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.kernels import choose
+from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
 from albert_tf.squad import features as squad_features
@@ -81,13 +82,14 @@ class SquadData:
                    for qa in paragraph["qas"])
 
 
-def build_model(config, strategy, init_checkpoint=None, dtype=None):
+def build_model(config, strategy, init_checkpoint=None, dtype=None, recompute=False):
     keras.utils.set_random_seed(FLAGS.seed)
     with strategy.scope():
-        model = AlbertQuestionAnswering(config, version_2_with_negative=FLAGS.version_2_with_negative,
+        backbone = AlbertModel(config, dtype=dtype, recompute=recompute, name="albert",
+                               kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+        model = AlbertQuestionAnswering(backbone=backbone, version_2_with_negative=FLAGS.version_2_with_negative,
                                         start_n_top=FLAGS.start_n_top, end_n_top=FLAGS.end_n_top,
-                                        dropout_rate=FLAGS.dropout_prob, dtype=dtype,
-                                        kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+                                        dropout_rate=FLAGS.dropout_prob)
         model(model.example_inputs(), training=False)  # creates the weights, to load or restore them
     if init_checkpoint:
         load_init_checkpoint(model.albert, init_checkpoint, FLAGS.extend_positions)  # the encoder; the head starts fresh
@@ -112,7 +114,8 @@ def train(config, strategy, tokenizer, cache_dir, dev):
     train_steps = max(1, int(len(train_data.examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs))
     warmup_steps = int(train_steps * FLAGS.warmup_proportion)
     require(dev.has_answers(), f"--predict_file {FLAGS.predict_file} has no gold answers to pick the best checkpoint")
-    model = build_model(config, strategy, FLAGS.init_checkpoint, compute_dtype(FLAGS.mixed_precision))
+    model = build_model(config, strategy, FLAGS.init_checkpoint, compute_dtype(FLAGS.mixed_precision),
+                        recompute=FLAGS.recompute)
 
     def evaluate(trained):
         return answer(trained, dev, FLAGS.null_score_diff_threshold)[3]
@@ -175,6 +178,8 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     check_flags()
     tokenizer, config, strategy, cache_dir = start_task_run(FLAGS)
+    if FLAGS.recompute and FLAGS.do_train:
+        require_recompute_trainable(config)
     settings = run_settings("squad v2.0" if FLAGS.version_2_with_negative else "squad v1.1", FLAGS.max_seq_length,
                             config)
     check_run_settings(FLAGS.output_dir, settings)

@@ -1,6 +1,6 @@
 """albert-tf: ALBERT (Lan et al. 2019) in TensorFlow 2 / Keras 3, faithful to google-research/albert.
 
-The top-level names are imported lazily, so that light modules (`albert_tf.tokenization`, used by
+The top-level names are imported lazily, so that light modules (`albert_tf.text.tokenization`, used by
 the data builder's worker processes) do not pay for importing TensorFlow. Importing the package
 changes no environment variable (the scripts' `albert_cli.cli.prefer_onednn` does, see there).
 """

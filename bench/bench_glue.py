@@ -31,7 +31,7 @@ from albert_tf.glue import training  # noqa: E402
 from albert_tf.glue.examples import read_examples  # noqa: E402
 from albert_tf.glue.tasks import get_task  # noqa: E402
 from albert_tf.serving.classifier_export import export_classifier  # noqa: E402
-from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
+from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
 from bench._common import interleaved_medians, load_average, median, onednn_state  # noqa: E402
 
 flags.DEFINE_string("data_dir", "data/glue", "GLUE directory with SST-2/{train,dev}.tsv.")

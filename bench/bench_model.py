@@ -14,7 +14,7 @@ before it fuses them).
     python bench/bench_model.py --only ours,keras_hub --dtypes float32 --xla off --steps 5
 
 Every system gets the same inputs, loss and zero dropout; both TF models get the project's LAMB
-(`albert_tf.optimization.Lamb`), PyTorch gets torch.optim.AdamW (it has no LAMB). Wall and process
+(`albert_tf.training.optimization.Lamb`), PyTorch gets torch.optim.AdamW (it has no LAMB). Wall and process
 CPU seconds are both reported: on a shared machine CPU seconds are the steadier measure.
 """
 
@@ -99,7 +99,7 @@ def pretraining_loss(tf, mlm_logits, sop_logits, batch):
 def tf_train_step(tf, keras, forward, variables, xla):
     """A compiled step: forward, loss, gradients, the project's LAMB update (the same for both
     TF systems; it excludes LayerNorm and bias from decay by path, which both name alike)."""
-    from albert_tf.optimization import Lamb
+    from albert_tf.training.optimization import Lamb
 
     optimizer = Lamb(learning_rate=LEARNING_RATE, weight_decay_rate=WEIGHT_DECAY)
     optimizer.build(variables)

@@ -102,7 +102,7 @@ def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
     """A callable running one optimizer step of the bare model ("bare") or keras-hub's (XLA if asked)."""
     import tensorflow as tf
 
-    from albert_tf import optimization
+    from albert_tf.training import optimization
     from albert_tf.pretraining.losses import pretraining_losses
 
     forward, variables = (ours_model if kind == "bare" else keras_hub_model)(config, dtype)
@@ -123,9 +123,9 @@ def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
 
 def trainer_step(config, batch, seq, dtype, replicas, directory, jit_compile=False):
     """A callable running one step of `PretrainingTrainer`, fed from TFRecords in `directory`."""
-    from albert_tf import distribute
+    from albert_tf.training import distribute
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
-    from albert_tf.pretraining_data import pretraining_dataset
+    from albert_tf.pretraining.data import pretraining_dataset
 
     strategy = distribute.get_strategy("mirrored" if replicas > 1 else "one_device")
     settings = TrainerSettings(train_batch_size=batch, num_train_steps=1000, learning_rate=1e-4, num_warmup_steps=10,
@@ -191,7 +191,7 @@ def interleaved(args):
 
 def worker(args):
     if args.replicas > 1:
-        from albert_tf.distribute import split_cpu
+        from albert_tf.training.distribute import split_cpu
 
         split_cpu(args.replicas)
     from albert_tf import AlbertConfig

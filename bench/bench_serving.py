@@ -221,7 +221,7 @@ def case_function(plan, name, batch, seq):
     ids = ids_batch(batch, seq, AlbertConfig.from_json_file(plan["config"]).vocab_size)
     tf_ids = {key: tf.constant(value) for key, value in ids.items()}
     if name.endswith("_text"):
-        from albert_tf.tokenization import AlbertTokenizer
+        from albert_tf.text.tokenization import AlbertTokenizer
 
         texts = [sentence_of(AlbertTokenizer(SPM_MODEL), seq - 2)] * batch
     threads, spinning = plan["threads"], plan["ort_spinning"]

@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 
 import tensorflow as tf  # noqa: E402
 
-from albert_tf.text_preprocessing import AlbertTextTokenizer  # noqa: E402
-from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
+from albert_tf.text.preprocessing import AlbertTextTokenizer  # noqa: E402
+from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
 from bench._common import cpu_model, interleaved_medians, load_average, median  # noqa: E402
 from test_tokenization import text_lines  # noqa: E402
 

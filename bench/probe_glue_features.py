@@ -102,7 +102,7 @@ def main():
     from albert_tf.glue.features import make_dataset, write_features
     from albert_tf.glue.tasks import get_task
     from albert_tf.models.albert_model import AlbertModel
-    from albert_tf.tokenization import AlbertTokenizer
+    from albert_tf.text.tokenization import AlbertTokenizer
 
     try:
         task = get_task(args.task_name)

@@ -44,7 +44,7 @@ def main():
     from albert_tf.glue.features import example_ids, label_value
     from albert_tf.glue.metrics import task_metrics
     from albert_tf.glue.tasks import get_task
-    from albert_tf.tokenization import AlbertTokenizer
+    from albert_tf.text.tokenization import AlbertTokenizer
 
     task = get_task(args.task_name)
     split = task.eval_splits[0][1]

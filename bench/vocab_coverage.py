@@ -22,7 +22,7 @@ sys.path.insert(0, REPO_ROOT)
 
 from albert_tf.glue.examples import read_examples  # noqa: E402
 from albert_tf.glue.tasks import get_task  # noqa: E402
-from albert_tf.tokenization import AlbertTokenizer  # noqa: E402
+from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
 
 RARE = 10  # "seen fewer than 10 times": too few updates for a row to move far from its init
 

@@ -12,7 +12,7 @@ import os
 import numpy as np
 from absl import logging
 
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep import corpus, own_outputs
 from data_prep.file_access import sidecar_name
 from data_prep.own_outputs import STATS_SUFFIX

@@ -14,7 +14,7 @@ import glob
 
 from absl import logging
 
-from albert_tf.tokenization import preprocess_text
+from albert_tf.text.tokenization import preprocess_text
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,10 +1,10 @@
-"""One `tf.train.Example` per instance, in the schema of `albert_tf.pretraining_schema`.
+"""One `tf.train.Example` per instance, in the schema of `albert_tf.pretraining.schema`.
 
 Names, dtypes, order and zero padding are the original's, so files from its script and from ours
-are read by the same parser (`albert_tf.pretraining_data`, Model Garden's BERT pretraining loader).
+are read by the same parser (`albert_tf.pretraining.data`, Model Garden's BERT pretraining loader).
 """
 
-from albert_tf.pretraining_schema import FEATURES
+from albert_tf.pretraining.schema import FEATURES
 from data_prep import tfrecord
 
 _ENCODERS = {"int64": tfrecord.int64_list_feature, "float32": tfrecord.float_list_feature}

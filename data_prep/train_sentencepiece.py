@@ -24,7 +24,7 @@ from absl import flags
 from albert_cli.cli import require, run_main
 from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 from albert_tf.progress import Progress
-from albert_tf.tokenization import preprocess_text
+from albert_tf.text.tokenization import preprocess_text
 
 CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
 USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "\u2013", "\u00a3", "\u20ac"]

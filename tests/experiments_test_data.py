@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_cli.experiments.setup import Setup
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from tests.glue_test_data import SPM_MODEL, head_of_shipped
 
 NUM_DOCUMENTS = 10

@@ -124,7 +124,7 @@ def train_in_process(strategy, files, steps, grad_accum_steps=1, batch_size=8, *
 
     from albert_tf import AlbertConfig
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
-    from albert_tf.pretraining_data import pretraining_dataset
+    from albert_tf.pretraining.data import pretraining_dataset
 
     settings = TrainerSettings(
         train_batch_size=batch_size, num_train_steps=20, learning_rate=0.01, num_warmup_steps=2, grad_accum_steps=grad_accum_steps, **settings,

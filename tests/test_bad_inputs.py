@@ -160,7 +160,7 @@ def _batches(labels, length=8):
 
 
 def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
-    from albert_tf import evaluated_training
+    from albert_tf.training import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 
@@ -442,7 +442,7 @@ def _as_floats(name):
 def test_first_record_checks_name_the_file_and_feature(tmp_path, change, words):
     import tensorflow as tf
 
-    from albert_tf.pretraining_data import check_file
+    from albert_tf.pretraining.data import check_file
     from data_prep.tfrecord import frame_record
     from pretraining_test_data import PREDICTIONS, SEQ_LENGTH, VOCAB_SIZE
 
@@ -462,7 +462,7 @@ def test_first_record_checks_name_the_file_and_feature(tmp_path, change, words):
     (dict(cut=True), "truncated"),
 ])
 def test_find_bad_file_names_the_file_whose_later_record_is_bad(tmp_path, damage, words):
-    from albert_tf.pretraining_data import find_bad_file
+    from albert_tf.pretraining.data import find_bad_file
     from pretraining_test_data import PREDICTIONS, SEQ_LENGTH, VOCAB_SIZE
 
     good = _pretraining_records(tmp_path, "a.tfrecord")
@@ -595,7 +595,7 @@ def test_resume_from_intact_checkpoint_deletes_the_damaged_latest_and_resumes_fr
     import shutil
 
     from albert_tf.pretraining.metrics_log import read_metrics
-    from albert_tf.resume_check import damaged
+    from albert_tf.training.resume_check import damaged
     from pretraining_test_data import run_script as run_pretraining, small_run_flags
 
     shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
@@ -688,7 +688,7 @@ def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
 
 
 def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
-    from albert_tf import evaluated_training
+    from albert_tf.training import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
 

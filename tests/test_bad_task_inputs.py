@@ -17,7 +17,7 @@ from albert_tf.race import features as race_features
 from albert_tf.race.examples import read_race_examples
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import read_squad_examples
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import PASSAGES, write_race
 from squad_test_data import REPO, SPM_MODEL, SQUAD_DEV, TINY_CONFIG
 from test_bad_inputs import assert_one_line_error, run_script

@@ -12,7 +12,7 @@ from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrai
 from albert_tf.checkpoints import CheckpointMismatchError, load, save_tf1_checkpoint, tf1_variables
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
-from albert_tf.resume_check import mismatches
+from albert_tf.training.resume_check import mismatches
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = "bert/encoder/transformer/group_0/inner_group_0/"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep import corpus
 from data_prep.create_pretraining_data import build
 from data_prep.file_access import LocalFiles

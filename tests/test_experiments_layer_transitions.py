@@ -9,7 +9,7 @@ from albert_cli.experiments import layer_transitions
 from albert_cli.experiments.data import pretraining_files
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.pretraining_data import pretraining_dataset
+from albert_tf.pretraining.data import pretraining_dataset
 from tests.experiments_test_data import png_size, tiny_setup
 
 

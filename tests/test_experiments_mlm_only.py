@@ -6,10 +6,10 @@ import tensorflow as tf
 
 from albert_cli.experiments.data import pretraining_files
 from albert_cli.experiments.mlm_only import MODEL_INPUTS, MlmOnlyTrainer
-from albert_tf.distribute import get_strategy
+from albert_tf.training.distribute import get_strategy
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.trainer import TrainerSettings
-from albert_tf.pretraining_data import pretraining_dataset
+from albert_tf.pretraining.data import pretraining_dataset
 from tests.experiments_test_data import tiny_setup
 
 

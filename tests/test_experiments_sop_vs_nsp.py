@@ -5,7 +5,7 @@ import os
 
 from albert_cli.experiments import paper, sop_vs_nsp
 from albert_cli.experiments.data import pretraining_files
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from tests.experiments_test_data import SPM_MODEL, png_size, read_examples, segment_markers, tiny_setup
 
 

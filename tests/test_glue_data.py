@@ -9,7 +9,7 @@ from albert_tf.glue import features as glue_features
 from albert_tf.glue.examples import GlueExample, read_examples
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import GLUE_DIR, SPM_MODEL, TINY_CONFIG, build_tfds_glue, write_glue_file
 
 

@@ -18,7 +18,7 @@ from albert_tf.glue.tasks import get_task
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, ClassifierServingModule, export_classifier
 from albert_tf.serving.encoder_export import EncoderModule, export_encoder
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import SPM_MODEL, TINY_CONFIG
 from model_test_data import xla_compiled_functions
 

@@ -26,7 +26,7 @@ from albert_tf.checkpoints.huggingface import (
     save_huggingface_checkpoint,
 )
 from albert_tf.checkpoints.loading import load_huggingface
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 NUM_LABELS = 3

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import optimization
+from albert_tf.training import optimization
 
 BETA_1, BETA_2, EPSILON, DECAY = 0.9, 0.999, 1e-6, 0.01
 

@@ -84,7 +84,7 @@ def test_one_device_and_two_mirrored_replicas_train_the_same_model(records, tmp_
     script = """
 import sys
 import numpy as np
-from albert_tf import distribute
+from albert_tf.training import distribute
 distribute.split_cpu(2)
 import tensorflow as tf
 from pretraining_test_data import train_in_process

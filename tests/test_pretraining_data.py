@@ -1,4 +1,4 @@
-"""`albert_tf.pretraining_data.pretraining_dataset`: names, dtypes, batching, sharding, errors."""
+"""`albert_tf.pretraining.data.pretraining_dataset`: names, dtypes, batching, sharding, errors."""
 
 import os
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.pretraining_data import pretraining_dataset
+from albert_tf.pretraining.data import pretraining_dataset
 from data_prep.create_pretraining_data import build
 
 SPM_MODEL = "data/albert_spm/30k-clean.model"

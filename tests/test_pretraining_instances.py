@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep import corpus
 from data_prep.file_access import LocalFiles
 from data_prep.pretraining_instances import (

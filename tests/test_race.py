@@ -13,7 +13,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.race import features
 from albert_tf.race.examples import question_with_option, read_race_examples
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import write_race
 from squad_test_data import REPO, SPM_MODEL, TINY_CONFIG
 

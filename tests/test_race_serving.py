@@ -16,7 +16,7 @@ from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.race.examples import RaceExample, question_with_option
 from albert_tf.race.features import choice_rows
 from albert_tf.serving.race_export import export_race, question_with_options
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import PASSAGES
 from squad_test_data import SPM_MODEL, TINY_CONFIG
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import head_of_shipped
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import keras_predict, progress
+from albert_tf import progress
+from albert_tf.training import keras_predict
 from albert_tf.progress import Progress
 from albert_cli.tensorflow_logs import filter_startup_lines
 

@@ -8,7 +8,7 @@ import pytest
 from albert_tf.squad import alignment, features
 from albert_tf.squad.evaluation import evaluate_v2
 from albert_tf.squad.examples import read_squad_examples
-from albert_tf.tokenization import AlbertTokenizer, preprocess_text
+from albert_tf.text.tokenization import AlbertTokenizer, preprocess_text
 from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, write_squad
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from albert_tf.squad import features, postprocess
 from albert_tf.squad.examples import SquadExample
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from squad_test_data import SPM_MODEL
 
 PARAGRAPH = "Paris is the capital of France. Its mayor is Anne Hidalgo."

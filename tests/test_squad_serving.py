@@ -12,7 +12,7 @@ from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
 from albert_tf.squad import features, postprocess
 from albert_tf.squad.examples import read_squad_examples
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 from albert_tf.squad.prediction import raw_results
 from squad_test_data import SPM_MODEL, SQUAD_DEV, TINY_CONFIG, serve_squad, write_squad
 

@@ -14,8 +14,8 @@ import sentencepiece as spm
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer, _lower_utf8
-from albert_tf.tokenization import AlbertTokenizer, truncate_seq_pair
+from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer, _lower_utf8
+from albert_tf.text.tokenization import AlbertTokenizer, truncate_seq_pair
 from test_tokenization import SPM_MODEL, shipped_text_lines
 
 TRICKY_TEXTS = [

@@ -7,7 +7,7 @@ import os
 import pytest
 import transformers
 
-from albert_tf.tokenization import AlbertTokenizer, encode_pieces, preprocess_text, truncate_seq_pair
+from albert_tf.text.tokenization import AlbertTokenizer, encode_pieces, preprocess_text, truncate_seq_pair
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")

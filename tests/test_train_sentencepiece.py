@@ -7,7 +7,7 @@ import sys
 import pytest
 import sentencepiece as spm
 
-from albert_tf.tokenization import AlbertTokenizer, load_vocab
+from albert_tf.text.tokenization import AlbertTokenizer, load_vocab
 from data_prep.train_sentencepiece import USER_DEFINED_SYMBOLS, train
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

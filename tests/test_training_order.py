@@ -4,7 +4,7 @@ run (which skips the batches already used) trains on what an uninterrupted one w
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.training_order import shuffled_repeats
+from albert_tf.training.training_order import shuffled_repeats
 
 
 def batches(dataset, count):

@@ -8,7 +8,7 @@ from albert_tf.glue.examples import read_examples
 from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.tasks import get_task
 from albert_tf.models import AlbertClassifier, AlbertModel
-from albert_tf.tokenization import AlbertTokenizer
+from albert_tf.text.tokenization import AlbertTokenizer
 
 
 def split_data(task, split, setup):

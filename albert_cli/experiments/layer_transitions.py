@@ -18,7 +18,7 @@ from albert_cli.figures import matplotlib_module
 from albert_tf import checkpoints
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.pretraining_data import pretraining_dataset
+from albert_tf.pretraining.data import pretraining_dataset
 
 TITLE = "Layer transitions (paper Figure 1)"
 DEFAULTS = {"num_hidden_layers": 12, "eval_batches": 10}

@@ -6,10 +6,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.distribute import get_strategy
+from albert_tf.training.distribute import get_strategy
 from albert_tf.kernels import choose
 from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings
-from albert_tf.pretraining_data import pretraining_dataset
+from albert_tf.pretraining.data import pretraining_dataset
 
 # Steps per `train_loop` call: the host logs between calls.
 STEPS_PER_LOOP = 50

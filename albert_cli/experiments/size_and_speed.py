@@ -13,7 +13,7 @@ import time
 import keras
 import tensorflow as tf
 
-from albert_tf.distribute import get_strategy
+from albert_tf.training.distribute import get_strategy
 from albert_cli.experiments import paper, report
 from albert_cli.experiments.parameters import PAPER_MODELS, backbone_parameters, paper_config
 from albert_cli.experiments.pretrain import kernels_for

@@ -12,11 +12,11 @@ import json
 import tensorflow as tf
 
 from albert_tf.choices import PADDING_MODES
-from albert_tf.feature_cache import check_feature_file, read_sidecar
+from albert_tf.training.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
-from albert_tf.training_order import shuffled_repeats
-from albert_tf.tokenization import truncate_seq_pair
+from albert_tf.training.training_order import shuffled_repeats
+from albert_tf.text.tokenization import truncate_seq_pair
 
 LENGTH_MULTIPLE = 8
 # "bucketed" groups training rows whose lengths fall in the same band of this many tokens.

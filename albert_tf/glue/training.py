@@ -1,4 +1,4 @@
-"""GLUE fine-tuning: the task's loss, optimizer and metrics on `albert_tf.evaluated_training`
+"""GLUE fine-tuning: the task's loss, optimizer and metrics on `albert_tf.training.evaluated_training`
 (evaluation on a schedule, the best checkpoint kept by the task's metric)."""
 
 import collections
@@ -6,9 +6,9 @@ import collections
 import keras
 import numpy as np
 
-from albert_tf import evaluated_training, keras_predict
+from albert_tf.training import evaluated_training, keras_predict
 from albert_tf.glue.metrics import task_metrics
-from albert_tf.optimization import create_optimizer
+from albert_tf.training.optimization import create_optimizer
 
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""

@@ -1,1 +1,1 @@
-"""The pretraining trainer behind `run_pretraining.py`: MLM + SOP on `tf.distribute`, no Estimator."""
+"""Pretraining: the TFRecord schema and reader, and the MLM + SOP trainer behind `run_pretraining.py`."""

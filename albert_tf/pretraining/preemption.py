@@ -9,7 +9,7 @@ import signal
 
 import tensorflow as tf
 
-from albert_tf.distribute import num_workers
+from albert_tf.training.distribute import num_workers
 
 
 class StopRequest:

@@ -10,9 +10,9 @@ import dataclasses
 
 import tensorflow as tf
 
-from albert_tf import optimization
-from albert_tf.determinism import dropout_seed_states
-from albert_tf.distribute import is_chief
+from albert_tf.training import optimization
+from albert_tf.training.determinism import dropout_seed_states
+from albert_tf.training.distribute import is_chief
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale

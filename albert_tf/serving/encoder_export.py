@@ -23,9 +23,11 @@ from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
                                               checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned_together
-from albert_tf.text_preprocessing import AlbertInputPacker, AlbertTextTokenizer
+from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
-PACK_LENGTHS = (32, 64, 128, 256, 384, 512)
+# The original's lengths, then the longer ones a block-sparse config reaches (docs/long_documents.md);
+# an export offers those up to its config's max_position_embeddings.
+PACK_LENGTHS = (32, 64, 128, 256, 384, 512, 1024, 2048, 4096)
 ENCODER_OUTPUTS_SIGNATURE = "serve_encoder_outputs"
 
 

@@ -24,7 +24,7 @@ from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.request_checks import (DEFAULT_MAX_STRING_BYTES, check_bounds,
                                               checked_text, checked_token_ids)
 from albert_tf.serving.versioned_dir import save_versioned
-from albert_tf.text_preprocessing import AlbertTextTokenizer
+from albert_tf.text.preprocessing import AlbertTextTokenizer
 
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
 

@@ -35,8 +35,8 @@ from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MA
                                               DEFAULT_MAX_WINDOWS, check_bounds, checked_text, checked_token_ids)
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
-from albert_tf.text_preprocessing import AlbertTextTokenizer, _char_classes
-from albert_tf.tokenization import SPIECE_UNDERLINE, AlbertTokenizer
+from albert_tf.text.preprocessing import AlbertTextTokenizer, _char_classes
+from albert_tf.text.tokenization import SPIECE_UNDERLINE, AlbertTokenizer
 
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
 

@@ -9,7 +9,7 @@ Token ids in, logits out: the one signature `serving_default` takes `input_word_
 interpreter resizes) and returns `logits` float32 [batch, labels] in the task's label order.
 No raw text: the ALBERT text normalization (`AlbertTextTokenizer`: regex whitespace collapse,
 NFKD, combining marks dropped, lowercasing, the digit-comma rule) is TensorFlow string ops that
-TFLite has no builtin for; clients tokenize with `albert_tf.tokenization.AlbertTokenizer` or
+TFLite has no builtin for; clients tokenize with `albert_tf.text.tokenization.AlbertTokenizer` or
 any SentencePiece runtime plus those rules.
 
 The graph is traced with the "reference" kernels (plain ops that LiteRT's XNNPACK delegate

@@ -10,7 +10,7 @@ the same normalisation. Unaligned characters take the nearest aligned neighbour'
 
 import dataclasses
 
-from albert_tf.tokenization import SPIECE_UNDERLINE, preprocess_text
+from albert_tf.text.tokenization import SPIECE_UNDERLINE, preprocess_text
 
 # The alignment is accepted once it matches more than this share of the paragraph's characters.
 MIN_MATCHED_SHARE = 0.8

@@ -17,10 +17,10 @@ import json
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.feature_cache import check_feature_file, read_sidecar
+from albert_tf.training.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
-from albert_tf.training_order import shuffled_repeats
+from albert_tf.training.training_order import shuffled_repeats
 from albert_tf.squad.alignment import align
 
 # The original numbers windows from this id on (its `unique_id`).

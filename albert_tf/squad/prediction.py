@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from albert_tf import keras_predict
+from albert_tf.training import keras_predict
 from albert_tf.squad import evaluation, postprocess
 
 

@@ -1,7 +1,7 @@
 """The pretraining TFRecord schema, defined once: the original's features (reference section 4.5).
 
 The writer (`data_prep.pretraining_features`) encodes these features in this order and the
-reader (`albert_tf.pretraining_data`) parses them from here. No TensorFlow: the data builder's
+reader (`albert_tf.pretraining.data`) parses them from here. No TensorFlow: the data builder's
 worker processes import this module.
 """
 

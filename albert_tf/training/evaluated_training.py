@@ -5,7 +5,7 @@ inside training every `eval_every` steps, the best weights are written to `<outp
 with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`), and
 training ends after `train_steps`. Training resumes from the latest checkpoint in
 `<output_dir>/checkpoints/` if one exists, exactly where it stopped: the checkpoint holds the
-dropout seed generators, and the training data (`albert_tf.training_order`) skips the batches
+dropout seed generators, and the training data (`albert_tf.training.training_order`) skips the batches
 already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their own evaluation
 (`evaluate_fn(model) -> metrics`).
 """
@@ -19,11 +19,11 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
-from albert_tf.determinism import dropout_seed_states
+from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
-from albert_tf.resume_check import cannot_resume, check_resumable, mismatches
+from albert_tf.training.resume_check import cannot_resume, check_resumable, mismatches
 
 class FineTuningDiverged(NamesSettings, RuntimeError):
     """The loss or a dev metric became NaN or infinite; nothing after it was saved."""

@@ -1,7 +1,7 @@
 """In-graph ALBERT text preprocessing (tensorflow-text): raw strings -> ids -> packed model inputs.
 
 For tf.data pipelines and for SavedModels that take raw text (TF Serving). It reproduces
-`albert_tf.tokenization.AlbertTokenizer` op by op, and tests hold it to the same ids. The
+`albert_tf.text.tokenization.AlbertTokenizer` op by op, and tests hold it to the same ids. The
 character classes (Python's whitespace and combining marks) are computed from Python's
 `unicodedata` and baked into the graph, so a reloaded SavedModel needs no Python helpers.
 """
@@ -15,7 +15,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.error_text import error_line
-from albert_tf.tokenization import SPIECE_UNDERLINE
+from albert_tf.text.tokenization import SPIECE_UNDERLINE
 
 _SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
 

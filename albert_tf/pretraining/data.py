@@ -19,7 +19,7 @@ Batches always have exactly the batch size (`drop_remainder=True`): TPUs need st
 import tensorflow as tf
 
 from albert_tf.error_text import error_line
-from albert_tf.pretraining_schema import FEATURES
+from albert_tf.pretraining.schema import FEATURES
 
 FEATURE_NAMES = {
     "input_ids": "input_word_ids",

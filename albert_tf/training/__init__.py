@@ -1,0 +1,1 @@
+"""What training and fine-tuning runs share: optimizers, strategies, determinism, resuming, evaluation."""
