@@ -3,6 +3,7 @@
 import json
 import os
 
+from albert_tf.config import AlbertConfig
 from albert_tf.layers.layer_norm import LAYER_NORM_EPSILON
 
 # Keys that fix the network (shapes, head count, activation); dropout and init do not.
@@ -10,6 +11,15 @@ ARCHITECTURE_KEYS = (
     "vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
     "intermediate_size", "inner_group_num", "max_position_embeddings", "type_vocab_size", "hidden_act",
 )
+
+
+def albert_config_from(values, keys, path, **known):
+    """The `AlbertConfig` of a foreign config's `values`: `keys` maps each `AlbertConfig` field to
+    (the foreign key, its default there); `known` fields are given as they are. A ValueError names `path`."""
+    try:
+        return AlbertConfig(**{field: values.get(key, default) for field, (key, default) in keys.items()}, **known)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
 
 
 def read_json(path):

@@ -13,7 +13,6 @@ from albert_tf.checkpoints import architecture
 from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
 from albert_tf.checkpoints.name_table import HUGGING_FACE_COLUMN, NameTable
 from albert_tf.checkpoints.names import is_backbone
-from albert_tf.config import AlbertConfig
 from albert_tf.io_utils import atomic_open, atomic_output
 
 CONFIG_NAME = "config.json"
@@ -27,6 +26,17 @@ BACKBONE_PREFIX = "albert."
 HEAD_PREFIXES = ("predictions.", "sop_classifier.", "classifier.")
 # The tied MLM decoder (word embeddings and `predictions.bias` again) and an old position buffer.
 IGNORED_NAMES = ("predictions.decoder.weight", "predictions.decoder.bias", "embeddings.position_ids")
+# AlbertConfig field: (HF config key, HF's AlbertConfig default: xxlarge's sizes); hidden_act is mapped apart.
+CONFIG_KEYS = {
+    "vocab_size": ("vocab_size", 30000), "embedding_size": ("embedding_size", 128),
+    "hidden_size": ("hidden_size", 4096), "num_hidden_layers": ("num_hidden_layers", 12),
+    "num_hidden_groups": ("num_hidden_groups", 1), "num_attention_heads": ("num_attention_heads", 64),
+    "intermediate_size": ("intermediate_size", 16384), "inner_group_num": ("inner_group_num", 1),
+    "hidden_dropout_prob": ("hidden_dropout_prob", 0.0),
+    "attention_probs_dropout_prob": ("attention_probs_dropout_prob", 0.0),
+    "max_position_embeddings": ("max_position_embeddings", 512), "type_vocab_size": ("type_vocab_size", 2),
+    "initializer_range": ("initializer_range", 0.02),
+}
 
 # HF's names (the `huggingface` column of `names`' table) under the block scope below.
 NAMES = NameTable.from_column(HUGGING_FACE_COLUMN, "encoder.albert_layer_groups.{owner}.albert_layers.{inner}.")
@@ -81,25 +91,7 @@ def albert_config_from_huggingface(directory, erf_gelu_as_tanh=False):
         raise ValueError(f"{path}: `position_embedding_type` must be 'absolute' (the original's), "
                          f"got {values['position_embedding_type']!r}.")
     architecture.check_layer_norm_epsilon(values.get("layer_norm_eps", 1e-12), path, "layer_norm_eps")
-    try:
-        return AlbertConfig(
-            vocab_size=values.get("vocab_size", 30000),  # HF's AlbertConfig defaults (xxlarge's sizes).
-            embedding_size=values.get("embedding_size", 128),
-            hidden_size=values.get("hidden_size", 4096),
-            num_hidden_layers=values.get("num_hidden_layers", 12),
-            num_hidden_groups=values.get("num_hidden_groups", 1),
-            num_attention_heads=values.get("num_attention_heads", 64),
-            intermediate_size=values.get("intermediate_size", 16384),
-            inner_group_num=values.get("inner_group_num", 1),
-            hidden_act=ACTIVATIONS_FROM_HF[hidden_act],
-            hidden_dropout_prob=values.get("hidden_dropout_prob", 0.0),
-            attention_probs_dropout_prob=values.get("attention_probs_dropout_prob", 0.0),
-            max_position_embeddings=values.get("max_position_embeddings", 512),
-            type_vocab_size=values.get("type_vocab_size", 2),
-            initializer_range=values.get("initializer_range", 0.02),
-        )
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+    return architecture.albert_config_from(values, CONFIG_KEYS, path, hidden_act=ACTIVATIONS_FROM_HF[hidden_act])
 
 
 def read_huggingface_weights(directory):

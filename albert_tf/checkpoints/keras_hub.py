@@ -13,7 +13,6 @@ from albert_tf.checkpoints import architecture
 from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
 from albert_tf.checkpoints.name_table import KERAS_HUB_COLUMN, NameTable
 from albert_tf.checkpoints.names import is_backbone
-from albert_tf.config import AlbertConfig
 from albert_tf.io_utils import atomic_directory
 
 CONFIG_NAME = "config.json"
@@ -25,6 +24,15 @@ KERAS_HUB_REQUIREMENT = "keras-hub==0.32.0"
 # keras-hub's variable paths (the `keras_hub` column of `names`' table) under the block scope below.
 NAMES = NameTable.from_column(KERAS_HUB_COLUMN, "group_{owner}_inner_layer_{inner}/")
 
+# AlbertConfig field: (keras-hub AlbertBackbone config key, its default; None: required).
+CONFIG_KEYS = {
+    "vocab_size": ("vocabulary_size", None), "embedding_size": ("embedding_dim", None),
+    "hidden_size": ("hidden_dim", None), "num_hidden_layers": ("num_layers", None),
+    "num_hidden_groups": ("num_groups", 1), "num_attention_heads": ("num_heads", None),
+    "intermediate_size": ("intermediate_dim", None), "inner_group_num": ("num_inner_repetitions", 1),
+    "hidden_dropout_prob": ("dropout", 0.0), "attention_probs_dropout_prob": ("dropout", 0.0),
+    "max_position_embeddings": ("max_sequence_length", 512), "type_vocab_size": ("num_segments", 2),
+}
 
 def _keras_hub(purpose):
     try:
@@ -52,23 +60,7 @@ def _backbone_config(directory):
 def albert_config_from_keras_hub(directory):
     """The `AlbertConfig` of a keras-hub `AlbertBackbone` preset (tanh GELU, LayerNorm epsilon 1e-12 in both)."""
     values, path = _backbone_config(directory)
-    try:
-        return AlbertConfig(
-            vocab_size=values.get("vocabulary_size"),
-            embedding_size=values.get("embedding_dim"),
-            hidden_size=values.get("hidden_dim"),
-            num_hidden_layers=values.get("num_layers"),
-            num_hidden_groups=values.get("num_groups", 1),
-            num_attention_heads=values.get("num_heads"),
-            intermediate_size=values.get("intermediate_dim"),
-            inner_group_num=values.get("num_inner_repetitions", 1),
-            hidden_dropout_prob=values.get("dropout", 0.0),
-            attention_probs_dropout_prob=values.get("dropout", 0.0),
-            max_position_embeddings=values.get("max_sequence_length", 512),
-            type_vocab_size=values.get("num_segments", 2),
-        )
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+    return architecture.albert_config_from(values, CONFIG_KEYS, path)
 
 
 def keras_hub_spm_model_file(directory):
