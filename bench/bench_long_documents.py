@@ -136,6 +136,7 @@ def worker(case):
     print(json.dumps({**case, "status": "ok", "attention_path": "block_sparse" if sparse else "dense",
                       "seconds_per_step": statistics.median(wall), "cpu_seconds_per_step": statistics.median(cpu),
                       "microseconds_per_token": 1e6 * statistics.median(wall) / tokens,
+                      "cpu_microseconds_per_token": 1e6 * statistics.median(cpu) / tokens,
                       "peak_rss_mib": peak_mib, "peak_above_runtime_mib": peak_mib - baseline_mib,
                       "loadavg": load_average()}))
 
@@ -173,7 +174,7 @@ def ratio(records, numerator, denominator, field):
     """`field` of the record matching `numerator` over that of `denominator`; None if either did not run."""
     def value(match):
         found = [r for r in records if all(r[k] == v for k, v in match.items()) and r["status"] == "ok"]
-        return found[0][field] if found else None
+        return found[0].get(field) if found else None
 
     top, bottom = value(numerator), value(denominator)
     return None if top is None or bottom is None else top / bottom
@@ -182,18 +183,21 @@ def ratio(records, numerator, denominator, field):
 def target_ratios(records, lengths, kernel_sets):
     """The issue's targets: block-sparse 1 x longest vs dense at the shortest (time per token and
     peak RSS, both modes; at most 1.5), recompute vs not at the longest (peak RSS at most 0.5, time
-    at most 1.4), and each kernel set's time over the reference's."""
+    at most 1.4), and each kernel set's time over the reference's. Time is wall time and CPU time:
+    on a machine shared with other work only the CPU time's ratio means anything."""
     short, long = min(lengths), max(lengths)
     rows = []
     for kernels in kernel_sets:
         for mode in MODES:
-            for field, target in (("microseconds_per_token", 1.5), ("peak_rss_mib", 1.5)):
+            for field, target in (("microseconds_per_token", 1.5), ("cpu_microseconds_per_token", 1.5),
+                                  ("peak_rss_mib", 1.5)):
                 rows.append({"ratio": f"{mode}: block-sparse {long} / dense {short}, {field}", "kernels": kernels,
                              "at_most": target, "value": ratio(
                                  records, dict(mode=mode, attention="block_sparse", seq=long, kernels=kernels),
                                  dict(mode=mode, attention="dense", seq=short, kernels=kernels), field)})
         # Peak RSS counts TensorFlow's runtime too; peak_above_runtime_mib is what the model and step add.
-        for field, target in (("peak_rss_mib", 0.5), ("peak_above_runtime_mib", 0.5), ("microseconds_per_token", 1.4)):
+        for field, target in (("peak_rss_mib", 0.5), ("peak_above_runtime_mib", 0.5), ("microseconds_per_token", 1.4),
+                              ("cpu_microseconds_per_token", 1.4)):
             rows.append({"ratio": f"train at {long}: recompute / not, {field}", "kernels": kernels,
                          "at_most": target, "value": ratio(
                              records, dict(mode="train", attention="block_sparse_recompute", seq=long, kernels=kernels),
@@ -201,11 +205,11 @@ def target_ratios(records, lengths, kernel_sets):
         if kernels != "reference":
             for mode in MODES:
                 for attention in ("dense", "block_sparse"):
-                    rows.append({"ratio": f"{mode} {attention} at {long}: {kernels} / reference time per token",
-                                 "kernels": kernels, "at_most": 1.0, "value": ratio(
-                                     records, dict(mode=mode, attention=attention, seq=long, kernels=kernels),
-                                     dict(mode=mode, attention=attention, seq=long, kernels="reference"),
-                                     "microseconds_per_token")})
+                    for field in ("microseconds_per_token", "cpu_microseconds_per_token"):
+                        rows.append({"ratio": f"{mode} {attention} at {long}: {kernels} / reference, {field}",
+                                     "kernels": kernels, "at_most": 1.0, "value": ratio(
+                                         records, dict(mode=mode, attention=attention, seq=long, kernels=kernels),
+                                         dict(mode=mode, attention=attention, seq=long, kernels="reference"), field)})
     return rows
 
 

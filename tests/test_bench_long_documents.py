@@ -48,6 +48,10 @@ def test_two_lengths_run_skip_past_the_memory_limit_and_report_the_ratio(tmp_pat
                 if t["ratio"] == "train: block-sparse 256 / dense 128, microseconds_per_token"]
     assert speed["value"] == pytest.approx(by_case["block_sparse", 256]["microseconds_per_token"]
                                            / by_case["dense", 128]["microseconds_per_token"])
+    (cpu,) = [t for t in report["targets"]
+              if t["ratio"] == "train: block-sparse 256 / dense 128, cpu_microseconds_per_token"]
+    assert cpu["value"] == pytest.approx(by_case["block_sparse", 256]["cpu_microseconds_per_token"]
+                                         / by_case["dense", 128]["cpu_microseconds_per_token"])
     assert "| train | dense | reference | 1 x 256 | not run: estimated" in result.stdout
 
 
