@@ -94,7 +94,6 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             name="pooler",
         )
 
-
         # === Functional model ===
         inputs = {**text_inputs(), MASKED_POSITIONS: masked_positions_input()}
         super().__init__(inputs=inputs, outputs=self.encode(inputs), **kwargs)
