@@ -211,12 +211,9 @@ def test_task_models_run_and_pretraining_rows_equal_the_sequence_output():
     positions = np.array([[0, 5, 40], [2, 17, 50]], np.int32)
     pretraining = AlbertPretrainingModel(config)
     outputs = pretraining({**inputs, "masked_lm_positions": positions})
-    backbone_outputs = pretraining.albert.encode(
-        {name: keras.ops.convert_to_tensor(value) for name, value in inputs.items()},
-        output_positions=keras.ops.convert_to_tensor(positions),
-    )
+    backbone_outputs = pretraining.albert({**inputs, "masked_lm_positions": positions})
     rows = tf.gather(outputs["sequence_output"], positions, batch_dims=1)
-    np.testing.assert_allclose(backbone_outputs["positions_output"].numpy(), rows.numpy(), atol=1e-6)
+    np.testing.assert_allclose(backbone_outputs["masked_sequence_output"].numpy(), rows.numpy(), atol=1e-6)
     assert outputs["mlm_logits"].shape == (2, 3, config.vocab_size)
     assert AlbertClassifier(config, num_labels=3)(inputs)["logits"].shape == (2, 3)
     qa = AlbertQuestionAnswering(config)

@@ -213,6 +213,55 @@ def test_tf_train_checkpoint_holds_every_weight(tmp_path):
         np.testing.assert_array_equal(ours, theirs)
 
 
+def test_task_models_call_their_backbone_as_one_layer_with_its_named_inputs():
+    from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+
+    config = tiny()
+    backbone = AlbertModel(config, name="albert")
+    assert sorted(backbone.input) == ["input_mask", "input_type_ids", "input_word_ids", "masked_lm_positions"]
+    models = {
+        "classifier": AlbertClassifier(num_labels=3, backbone=backbone),
+        "pretraining": AlbertPretrainingModel(backbone=backbone),
+        "multiple_choice": AlbertMultipleChoice(num_choices=2, backbone=backbone),
+    }
+    for kind, model in models.items():
+        layers = [layer.name for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
+        assert model.get_layer("albert") is backbone, kind
+        assert not {"embeddings", "encoder", "pooler"} & set(layers), (kind, layers)  # only inside the backbone
+    # The masked rows reach the heads through the backbone's own call and named output.
+    inputs = batch_for(config, seq=16, predictions=4)
+    rows = backbone(inputs)["masked_sequence_output"]
+    assert rows.shape == (2, 4, 128) and backbone(backbone_inputs(inputs))["masked_sequence_output"].shape == (2, 0, 128)
+    np.testing.assert_allclose(models["pretraining"](inputs)["mlm_logits"], models["pretraining"].masked_lm_head(rows),
+                               atol=1e-5)
+
+
+def test_a_pretraining_step_never_computes_the_full_last_block():
+    """The heads read the last block at [CLS] and the masked positions only, from the backbone's
+    `pooled_output` and `masked_sequence_output`: a traced call that returns only their logits
+    depends on no op of the last block over every position (TensorFlow prunes them)."""
+    import tensorflow as tf
+
+    from glue_test_data import load_bench_script
+
+    live_ops = load_bench_script("bench_model").live_ops
+    config = tiny(num_hidden_layers=2)
+    model = AlbertPretrainingModel(config)
+    inputs = {k: tf.constant(v) for k, v in batch_for(config, seq=16, predictions=3).items()}
+
+    def ffn_ops_over_every_position(*names):
+        def call(x):
+            outputs = model(x)
+            return [outputs[name] for name in names]
+
+        graph = tf.function(call).get_concrete_function(inputs).graph
+        return [op for op in live_ops(graph)
+                if op.outputs and op.outputs[0].shape.as_list()[-2:] == [16, config.intermediate_size]]
+
+    full = ffn_ops_over_every_position("sequence_output")
+    assert full and len(ffn_ops_over_every_position("mlm_logits", "sop_logits")) == len(full) // 2
+
+
 def test_task_models_take_a_backbone_and_call_it():
     config = tiny()
     backbone = AlbertModel(config, dtype="mixed_bfloat16", kernels="cpu", name="albert")

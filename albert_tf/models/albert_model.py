@@ -10,11 +10,19 @@ from albert_tf.layers.shared_encoder import SharedTransformerEncoder
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The backbone's optional input, and the output it adds: the last block at those positions only.
+MASKED_POSITIONS = "masked_lm_positions"
+MASKED_OUTPUT = "masked_sequence_output"
 
 
 def text_inputs():
     """The backbone's named int32 inputs, each [batch, seq] with any seq <= max positions."""
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+
+
+def masked_positions_input():
+    """`masked_lm_positions` int32 [batch, P]: the positions the masked-LM head reads."""
+    return keras.Input(shape=(None,), dtype="int32", name=MASKED_POSITIONS)
 
 
 def as_config(config):
@@ -26,8 +34,10 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
     """ALBERT's encoder: factorized embedding, shared Transformer blocks, tanh pooler on [CLS].
 
     Inputs: a dict of int32 `input_word_ids`, `input_mask` (1 = real token), `input_type_ids`,
-    each [batch, seq]. Outputs: a dict with `sequence_output` [B, T, H], `pooled_output` [B, H]
-    and `encoder_outputs` (every block's output, L * inner_group_num of them).
+    each [batch, seq], and optionally `masked_lm_positions` int32 [B, P] (may be left out).
+    Outputs: a dict with `sequence_output` [B, T, H], `pooled_output` [B, H], `encoder_outputs`
+    (every block's output, L * inner_group_num of them) and `masked_sequence_output` [B, P, H],
+    the last block at `masked_lm_positions` (P = 0 without them), which the masked-LM head reads.
 
     Args:
         config: an `AlbertConfig` (or its dict).
@@ -85,7 +95,7 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         )
 
         # === Functional model ===
-        inputs = text_inputs()
+        inputs = {**text_inputs(), MASKED_POSITIONS: masked_positions_input()}
         super().__init__(inputs=inputs, outputs=self.encode(inputs), **kwargs)
 
         # === Config ===
@@ -113,24 +123,28 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         kernel.assign(self.pooler.kernel_initializer(kernel.shape, dtype=kernel.dtype))
         bias.assign(keras.ops.zeros(bias.shape, dtype=bias.dtype))
 
-    def encode(self, inputs, output_positions=None):
-        """The backbone's one wiring, on symbolic inputs: its own outputs, and task models' too.
+    def __call__(self, inputs, *args, **kwargs):
+        # Without `masked_lm_positions`: none, [B, 0], of the ids' own type (Keras wants every
+        # named input given, and all of one kind: arrays, tensors or symbolic tensors).
+        if isinstance(inputs, dict) and MASKED_POSITIONS not in inputs:
+            inputs = {**inputs, MASKED_POSITIONS: inputs["input_word_ids"][:, :0]}
+        return super().__call__(inputs, *args, **kwargs)
 
-        The pooler reads [CLS] from the encoder's apart run of the last block (see
-        `SharedTransformerEncoder`), so a graph that needs only `pooled_output` never computes
-        the full last block. With `output_positions` int [B, R] the outputs also hold
-        `positions_output` [B, R, H], the last block at those rows from the same apart run.
+    def encode(self, inputs):
+        """The backbone's one wiring, on its symbolic inputs.
+
+        The encoder runs the last block a second time with queries at [CLS] and the
+        `masked_lm_positions` alone (see `SharedTransformerEncoder`): the pooler reads [CLS] and
+        `masked_sequence_output` the other rows from there, so a graph that reads only those (a
+        classifier, a pretraining step) never computes the full last block.
         """
         embedded = self.embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
-        head_positions = keras.ops.zeros_like(inputs["input_word_ids"][:, :1])  # [CLS]
-        if output_positions is not None:
-            head_positions = keras.ops.concatenate([head_positions, output_positions], axis=1)
+        cls_position = keras.ops.zeros_like(inputs["input_word_ids"][:, :1])
+        head_positions = keras.ops.concatenate([cls_position, inputs[MASKED_POSITIONS]], axis=1)
         encoder_outputs, head_rows = self.encoder(embedded, inputs["input_mask"], head_positions)
-        outputs = {
+        return {
             "sequence_output": encoder_outputs[-1],
             "pooled_output": self.pooler(head_rows[:, 0, :]),
             "encoder_outputs": encoder_outputs,
+            MASKED_OUTPUT: head_rows[:, 1:, :],
         }
-        if output_positions is not None:
-            outputs["positions_output"] = head_rows[:, 1:, :]
-        return outputs

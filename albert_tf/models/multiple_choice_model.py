@@ -9,6 +9,16 @@ from albert_tf.models.serialization import RebuiltFromAlbertConfig
 from albert_tf.models.task_backbone import backbone_for
 
 
+class OptionRows(keras.layers.Layer):
+    """[B, num_choices, L] -> [B * num_choices, L]: each option a row of its own for the backbone."""
+
+    def call(self, inputs):
+        return tf.reshape(inputs, [-1, tf.shape(inputs)[-1]])
+
+    def compute_output_shape(self, input_shape):
+        return (None, input_shape[-1])
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertMultipleChoice(RebuiltFromAlbertConfig, keras.Model):
     """Inputs: the backbone's three, each [B, num_choices, L]; output: logits [B, num_choices] (float32).
@@ -19,27 +29,29 @@ class AlbertMultipleChoice(RebuiltFromAlbertConfig, keras.Model):
 
     def __init__(self, config=None, num_choices=4, dropout_rate=CLASSIFIER_DROPOUT, dtype=None, kernels="reference",
                  backbone=None, **kwargs):
-        super().__init__(**kwargs)
+        # === Layers ===
         self.albert = backbone_for(config, dtype, kernels, backbone)
         config = self.albert.config
+        self.option_rows = OptionRows(name="option_rows")
         self.classification_head = ClassificationHead(1, config.hidden_size, dropout_rate=dropout_rate,
                                                       initializer_range=config.initializer_range,
                                                       name="classification_head")
+
+        # === Functional model ===
+        inputs = {name: keras.Input(shape=(num_choices, None), dtype="int32", name=name) for name in INPUT_NAMES}
+        pooled_output = self.albert({name: self.option_rows(inputs[name]) for name in INPUT_NAMES})["pooled_output"]
+        scores = self.classification_head(pooled_output)
+        super().__init__(inputs=inputs, outputs=keras.ops.reshape(scores, (-1, num_choices)), **kwargs)
+
+        # === Config ===
         self.config = config
         self.num_choices = num_choices
         self.dropout_rate = dropout_rate
         self.dtype_policy_name = self.albert.dtype_policy_name
         self.kernels = self.albert.kernels
 
-    def call(self, inputs, training=False):
-        length = tf.shape(inputs["input_word_ids"])[-1]
-        rows = {name: tf.reshape(inputs[name], [-1, length]) for name in INPUT_NAMES}
-        pooled_output = self.albert(rows, training=training)["pooled_output"]
-        scores = self.classification_head(pooled_output, training=training)
-        return tf.reshape(scores, [-1, self.num_choices])
-
     def example_inputs(self, batch_size=1, length=8):
-        """Zero inputs, to create the weights before loading or restoring them."""
+        """Zero inputs of the model's shape, e.g. to trace it."""
         return {name: tf.zeros([batch_size, self.num_choices, length], tf.int32) for name in INPUT_NAMES}
 
     def extra_config(self):

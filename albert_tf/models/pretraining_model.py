@@ -4,7 +4,7 @@ import keras
 
 from albert_tf.layers.masked_lm_head import MaskedLMHead
 from albert_tf.layers.sentence_order_head import SentenceOrderHead
-from albert_tf.models.albert_model import text_inputs
+from albert_tf.models.albert_model import MASKED_OUTPUT, MASKED_POSITIONS, masked_positions_input, text_inputs
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 from albert_tf.models.task_backbone import backbone_for
 
@@ -36,17 +36,17 @@ class AlbertPretrainingModel(RebuiltFromAlbertConfig, keras.Model):
         )
 
         # === Functional model ===
-        # The heads read the last block at [CLS] and the masked positions only (`positions_output`):
-        # a training step, which needs nothing else, never computes the full last block.
-        inputs = text_inputs()
-        inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
-        encoded = self.albert.encode(inputs, output_positions=inputs["masked_lm_positions"])
+        # The backbone computes the last block at [CLS] and the masked positions only (its
+        # `masked_sequence_output`): a training step, which needs nothing else, never computes the
+        # full last block.
+        inputs = {**text_inputs(), MASKED_POSITIONS: masked_positions_input()}
+        encoded = self.albert(inputs)
         super().__init__(
             inputs=inputs,
             outputs={
                 "sequence_output": encoded["sequence_output"],
                 "pooled_output": encoded["pooled_output"],
-                "mlm_logits": self.masked_lm_head(encoded["positions_output"]),
+                "mlm_logits": self.masked_lm_head(encoded[MASKED_OUTPUT]),
                 "sop_logits": self.sentence_order_head(encoded["pooled_output"]),
             },
             **kwargs,

@@ -28,6 +28,9 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
     outputs those of `AnswerabilitySpanHead`. `compute_loss` is the original's: the mean of the
     start and end cross-entropies, plus (v2.0) half the answerability sigmoid cross-entropy;
     `fit` targets are a dict with `start_positions`, `end_positions`, `is_impossible`.
+
+    It calls the backbone as the functional task models do, but from a `call`: the v2.0 head's
+    outputs differ between training and inference, which one functional graph cannot give.
     """
 
     def __init__(self, config=None, version_2_with_negative=False, start_n_top=START_N_TOP, end_n_top=END_N_TOP,

@@ -70,6 +70,6 @@ class RebuiltFromAlbertConfig:
 
         model = cls(read_config(directory), **kwargs)
         if hasattr(model, "example_inputs"):
-            model(model.example_inputs())  # the SQuAD and RACE heads are built on a first call
+            model(model.example_inputs())  # the SQuAD heads are built on a first call
         model.load_report = load(model, directory, strict)
         return model
