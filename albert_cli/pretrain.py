@@ -340,9 +340,9 @@ def main(argv):
         make_eval_dataset = dataset_fn(eval_files, FLAGS.eval_batch_size, False, config)
 
         def evaluate():
-            dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
             try:
                 with sigterm_stops("evaluation"):
+                    dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
                     values = run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
             except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
                 raise data_error(error, eval_files, "eval_input_file", config) from None

@@ -4,7 +4,8 @@ Checkpoints hold the model, the optimizer (its step is the global step), the los
 count of batches drawn and the dropout seed generators; `tf.distribute` iterators cannot be checkpointed, so a restarted run
 rebuilds the (seeded, deterministic) input pipeline and skips the batches already trained on:
 it continues with the very next batch, on any strategy. SIGTERM saves and
-stops at the next loop boundary. A non-finite loss stops the run without saving (the skipped
+stops at the next loop boundary (one that lands during a save stops the run right after it, before
+any evaluation). A non-finite loss stops the run without saving (the skipped
 update left the weights good, but the last checkpoint is the known-good state to resume from).
 """
 
@@ -107,17 +108,19 @@ class PretrainingRun:
             self._check_finite(values, step_before, step_before + steps, last_saved, done)
             progress.update(done, extra=f"step {trainer.step}, loss {values['loss']:.4f}, "
                                         f"mlm_acc {values['masked_lm_accuracy']:.4f}, {values['examples_per_second']:.1f} examples/s")
-            stopped_by = stop.signal_name if stop.requested(trainer.strategy) else None
-            if stopped_by or trainer.step >= total_steps or trainer.step % self.save_checkpoints_steps == 0:
+            if trainer.step >= total_steps or trainer.step % self.save_checkpoints_steps == 0:
                 save_checkpoint(self.manager, trainer.step)
                 last_saved = trainer.step
+            stopped_by = stop.signal_name if stop.requested(trainer.strategy) else None  # also one during the save
             if stopped_by:
+                if last_saved != trainer.step:
+                    save_checkpoint(self.manager, trainer.step)
                 break
             if evaluate is not None and (trainer.step >= total_steps or trainer.step % eval_every_steps == 0):
                 evaluate()
         progress.close()
         rate = timed_steps * batch_size / timed_seconds if timed_seconds else None
-        return {"step": trainer.step, "stopped_by": stopped_by if trainer.step < total_steps else None,
+        return {"step": trainer.step, "stopped_by": stopped_by,
                 "examples_per_second": rate, "checkpoint": self.manager.latest_checkpoint}
 
     def _check_finite(self, values, step_before, step_end, last_saved, done):
