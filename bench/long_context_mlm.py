@@ -36,6 +36,7 @@ import numpy as np
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
+from albert_tf.choices import PRECISION_POLICIES  # noqa: E402
 from data_prep.corpus import line_token_ids  # noqa: E402
 from data_prep.pretraining_instances import start_piece_flags  # noqa: E402
 
@@ -183,7 +184,7 @@ def evaluate(args):
     if not found:
         raise ValueError(f"--heldout_file: no document of {args.heldout_file!r} holds {args.passage_length - 2} "
                          "tokens of text (one passage)")
-    model = AlbertPretrainingModel(config)
+    model = AlbertPretrainingModel(config, dtype=args.mixed_precision, kernels=args.kernels)
     report = checkpoints.load(model, args.init_checkpoint, extend_positions=args.extend_positions)
     print(report)
     span_length, text_length = args.target_length - 2, args.passage_length - 2
@@ -201,7 +202,7 @@ def evaluate(args):
         "init_checkpoint": args.init_checkpoint, "albert_config_file": args.albert_config_file,
         "heldout_file": args.heldout_file, "passage_length": args.passage_length,
         "target_length": args.target_length, "mask_rate": args.mask_rate, "seed": args.seed,
-        "masking": "whole words, every piece [MASK]",
+        "masking": "whole words, every piece [MASK]", "mixed_precision": args.mixed_precision,
         "documents": len(documents), "documents_too_short": too_short,
         "passages": len(found),
         "passages_per_document": {str(i): sum(d == i for d, _ in found) for i in sorted({d for d, _ in found})},
@@ -228,6 +229,9 @@ def main():
     parser.add_argument("--mask_rate", type=float, default=0.15)
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--batch_size", type=int, default=2)
+    parser.add_argument("--mixed_precision", choices=PRECISION_POLICIES, default="float32")
+    parser.add_argument("--kernels", choices=("reference", "cpu"), default="reference",
+                        help="the kernel set (as run_pretraining.py's); cpu is faster on CPUs")
     parser.add_argument("--max_passages", type=int, default=None)
     parser.add_argument("--json", default=None, help="write the results here")
     args = parser.parse_args()
