@@ -22,11 +22,11 @@ predicts them in three conditions:
 
 Accuracies are over all predictions; each paired difference comes with two standard errors: over
 passages (the unit that is sampled; predictions in one passage are not independent) and over
-predictions (as if they were). `z` is the difference over the standard error over passages.
+predictions (as if they were). `z` is the difference over a standard error (null where it is 0
+or undefined).
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -136,14 +136,22 @@ def paired_difference(correct_a, correct_b):
     per_prediction = np.concatenate([np.asarray(a, float) - np.asarray(b, float) for a, b in zip(correct_a, correct_b)])
     counts = np.array([len(a) for a in correct_a], float)
     sums = np.array([np.sum(np.asarray(a, float) - np.asarray(b, float)) for a, b in zip(correct_a, correct_b)])
-    difference = sums.sum() / counts.sum()
+    difference = float(sums.sum() / counts.sum())
     n_passages = len(counts)
-    se_passages = math.sqrt(n_passages / (n_passages - 1) * np.sum((sums - difference * counts) ** 2)) / counts.sum()
+    se_passages = (float(np.sqrt(n_passages / (n_passages - 1) * np.sum((sums - difference * counts) ** 2))
+                         / counts.sum()) if n_passages > 1 else None)
     se_predictions = float(np.std(per_prediction, ddof=1) / math.sqrt(len(per_prediction)))
-    return {"difference": float(difference), "se_passages": se_passages,
-            "z_passages": difference / se_passages if se_passages else math.inf,
-            "se_predictions": se_predictions,
-            "z_predictions": difference / se_predictions if se_predictions else math.inf}
+    return {"difference": difference, "se_passages": se_passages, "z_passages": _over(difference, se_passages),
+            "se_predictions": se_predictions, "z_predictions": _over(difference, se_predictions)}
+
+
+def _over(difference, standard_error):
+    """z, or None where the standard error is 0 or undefined (one passage)."""
+    return difference / standard_error if standard_error else None
+
+
+def _number(value, sign=""):
+    return "-" if value is None else f"{value:{sign}.4f}"
 
 
 def check_args(args, config):
@@ -251,8 +259,8 @@ def main():
         print(f"| {name} | {row['accuracy']:.4f} | {row['loss']:.4f} |")
     print("| comparison | difference | SE over passages (z) | SE over predictions (z) |\n|---|---|---|---|")
     for name, row in result["comparisons"].items():
-        print(f"| {name} | {row['difference']:+.4f} | {row['se_passages']:.4f} ({row['z_passages']:+.2f}) | "
-              f"{row['se_predictions']:.4f} ({row['z_predictions']:+.2f}) |")
+        print(f"| {name} | {row['difference']:+.4f} | {_number(row['se_passages'])} ({_number(row['z_passages'], '+')}) | "
+              f"{_number(row['se_predictions'])} ({_number(row['z_predictions'], '+')}) |")
     return 0
 
 
