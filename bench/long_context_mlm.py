@@ -150,8 +150,8 @@ def _over(difference, standard_error):
     return difference / standard_error if standard_error else None
 
 
-def _number(value, sign=""):
-    return "-" if value is None else f"{value:{sign}.4f}"
+def _number(value, form=".4f"):
+    return "-" if value is None else f"{value:{form}}"
 
 
 def check_args(args, config):
@@ -259,8 +259,8 @@ def main():
         print(f"| {name} | {row['accuracy']:.4f} | {row['loss']:.4f} |")
     print("| comparison | difference | SE over passages (z) | SE over predictions (z) |\n|---|---|---|---|")
     for name, row in result["comparisons"].items():
-        print(f"| {name} | {row['difference']:+.4f} | {_number(row['se_passages'])} ({_number(row['z_passages'], '+')}) | "
-              f"{_number(row['se_predictions'])} ({_number(row['z_predictions'], '+')}) |")
+        print(f"| {name} | {row['difference']:+.4f} | {_number(row['se_passages'])} ({_number(row['z_passages'], '+.2f')}) | "
+              f"{_number(row['se_predictions'])} ({_number(row['z_predictions'], '+.2f')}) |")
     return 0
 
 
