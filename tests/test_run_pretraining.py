@@ -154,6 +154,16 @@ def test_books_vocabulary_recipe_is_the_cpu_recipe_with_only_the_vocabulary_chan
     assert {key for key in configs[0] if configs[0][key] != configs[1][key]} == {"vocab_size"}
 
 
+def test_the_4096_continuation_runs_the_books_model_block_sparse():
+    values = flagfile_values("configs/pretraining_cpu_gutenberg_vocab8k_4096.flags")
+    assert (values["max_seq_length"], values["max_predictions_per_seq"]) == (4096, 160)  # the original's 20 per 512
+    configs = [json.load(open(os.path.join(REPO_ROOT, path), encoding="utf-8"))
+               for path in ("configs/albert_cpu_small_vocab8k.json", values["albert_config_file"])]
+    assert {key for key in configs[1] if configs[0].get(key) != configs[1][key]} == {
+        "attention_type", "block_size", "num_random_blocks", "max_position_embeddings"}
+    assert configs[1]["max_position_embeddings"] == 4096 and configs[1]["attention_type"] == "block_sparse"
+
+
 @pytest.mark.slow
 def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
     output_dir = tmp_path / "out"
