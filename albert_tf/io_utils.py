@@ -8,6 +8,7 @@ import contextlib
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import threading
@@ -179,7 +180,9 @@ def save_checkpoint(manager, step):
         kept = set(manager.checkpoints)
         if not _is_remote(manager.directory):
             for path in glob.glob(os.path.join(glob.escape(manager.directory), f"*-{step}[._]*")):
-                prefix = path.split(f"-{step}", 1)[0] + f"-{step}"
-                if prefix not in kept and (path == prefix + "_temp" or path.startswith(prefix + ".")):
+                # <prefix>-<step>_temp or <prefix>-<step>.<suffix>, read in the file name only (the
+                # directory's own name may hold "-<step>" too).
+                parts = re.fullmatch(rf"(.+-{step})(_temp|\..+)", os.path.basename(path))
+                if parts and os.path.join(os.path.dirname(path), parts.group(1)) not in kept:
                     _remove_quietly(path, remote=False)
         raise

@@ -889,13 +889,14 @@ def test_a_failed_checkpoint_save_leaves_no_partial_checkpoint(tmp_path):
 
     from albert_tf.io_utils import save_checkpoint
 
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(tf.zeros([100_000]))), str(tmp_path), 3)
+    output_dir = tmp_path / "run-2"  # the directory's name holds "-2" as the failing step's files do
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(tf.zeros([100_000]))), str(output_dir), 3)
     save_checkpoint(manager, 1)
-    before = file_hashes(tmp_path)
+    before = file_hashes(output_dir)
     with pytest.raises(tf.errors.OpError, match="File too large"), file_size_limit(100_000):
         save_checkpoint(manager, 2)  # TensorFlow alone leaves ckpt-2_temp/
-    assert_inputs_kept_and_nothing_left(tmp_path, before)
-    assert manager.latest_checkpoint == str(tmp_path / "ckpt-1")
+    assert_inputs_kept_and_nothing_left(output_dir, before)
+    assert manager.latest_checkpoint == str(output_dir / "ckpt-1")
 
 
 def _modules():
