@@ -16,7 +16,7 @@ class _Metrics:
         return {"loss": 1.0, "masked_lm_accuracy": 0.5}
 
     def reset(self):
-        pass
+        """Nothing to reset: `result()` is the same after every loop."""
 
 
 class _Trainer:
