@@ -30,7 +30,7 @@ from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
-from albert_tf.kernels import EXPORT_KERNEL_SETS, choose
+from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 # TensorFlow and the modules that need it are imported where they are used, so that --help and
 # the flag checks answer at once.
@@ -122,14 +122,13 @@ def compute_dtype():
 
 def build_classifier(task, config, strategy, seed, init_checkpoint=None):
     import keras  # pylint: disable=g-import-not-at-top
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_tf import AlbertClassifier, AlbertModel  # pylint: disable=g-import-not-at-top
 
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         backbone = AlbertModel(config, dtype=compute_dtype(), recompute=FLAGS.recompute, name="albert",
-                               kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+                               kernels=FLAGS.kernels)
         classifier = AlbertClassifier(backbone=backbone, num_labels=task.num_labels)
     if init_checkpoint:
         load_init_checkpoint(classifier, init_checkpoint, FLAGS.extend_positions)
@@ -229,12 +228,13 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config, settle_kernels  # pylint: disable=g-import-not-at-top
     from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
     from albert_tf.training.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
     from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
     from albert_tf.glue.metrics import majority_baseline  # pylint: disable=g-import-not-at-top
 
+    settle_kernels(FLAGS)
     task = get_task(FLAGS.task_name)
     apply_recipe(task)
     require_positive_finite("learning_rate", FLAGS.learning_rate)

@@ -18,7 +18,6 @@ from albert_tf.training.evaluated_training import fine_tune
 from albert_tf.glue.training import build_optimizer
 from albert_tf.training import keras_predict
 from albert_tf.io_utils import write_json
-from albert_tf.kernels import choose
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.race import features as race_features
 from albert_tf.race.examples import LEVELS, read_race_examples
@@ -89,7 +88,7 @@ def build_model(config, strategy, init_checkpoint=None, dtype=None):
     keras.utils.set_random_seed(FLAGS.seed)
     with strategy.scope():
         model = AlbertMultipleChoice(config, dtype=dtype,
-                                     kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+                                     kernels=FLAGS.kernels)
         model(model.example_inputs(), training=False)
     if init_checkpoint:
         load_init_checkpoint(model.albert, init_checkpoint, FLAGS.extend_positions)  # the encoder; the head starts fresh

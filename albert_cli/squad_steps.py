@@ -16,7 +16,6 @@ from albert_tf.training.distribute import per_replica_batch_size
 from albert_tf.training.evaluated_training import fine_tune, read_best_metrics
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
-from albert_tf.kernels import choose
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
@@ -86,7 +85,7 @@ def build_model(config, strategy, init_checkpoint=None, dtype=None, recompute=Fa
     keras.utils.set_random_seed(FLAGS.seed)
     with strategy.scope():
         backbone = AlbertModel(config, dtype=dtype, recompute=recompute, name="albert",
-                               kernels=choose(FLAGS.kernels, tf.config.list_logical_devices()))
+                               kernels=FLAGS.kernels)
         model = AlbertQuestionAnswering(backbone=backbone, version_2_with_negative=FLAGS.version_2_with_negative,
                                         start_n_top=FLAGS.start_n_top, end_n_top=FLAGS.end_n_top,
                                         dropout_rate=FLAGS.dropout_prob)

@@ -29,4 +29,6 @@ def define_task_flags(output_dir):
                       "Compute dtype policy; mixed_float16 adds dynamic loss scaling.")
     flags.DEFINE_bool("jit_compile", False, "Compile the training step with XLA.")
     flags.DEFINE_enum("kernels", "auto", KERNELS_FLAG_VALUES, "Kernel set of the model (albert_tf.kernels): "
-                      "auto = cpu when no GPU/TPU is visible, else reference.")
+                      "auto = cpu when no GPU/TPU is visible and not --deterministic, else reference.")
+    flags.DEFINE_bool("deterministic", False, "Bit-identical runs: a rerun, or a killed run resumed, ends with "
+                      "the same weights (op determinism, one inter-op thread, the reference kernels; slower).")

@@ -1188,8 +1188,10 @@ def test_a_glue_field_of_a_megabyte_is_read(tmp_path):
     assert [len(example.text_a) for example in examples] == [len(sentence), 5]
 
 
-def test_run_pretraining_refuses_a_kernel_set_that_is_not_bit_identical_with_deterministic(tmp_path):
-    code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
+@pytest.mark.parametrize("script, args", [("run_pretraining.py", ("--num_train_steps=1",)),
+                                          ("run_classifier.py", ("--task_name=SST-2",))])
+def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_deterministic(tmp_path, script, args):
+    code, stderr = run_script(os.path.join(REPO, script), "--do_train", *args,
                               f"--output_dir={tmp_path / 'out'}", "--deterministic", "--kernels=cpu", cwd=tmp_path)
     assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
                           "'reference'")
