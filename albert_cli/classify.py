@@ -24,7 +24,7 @@ from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.output_lock import lock_output_dir
-from albert_tf.choices import PADDING_MODES
+from albert_tf.choices import PADDING_MODES, TFLITE_QUANTIZATIONS
 from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
                             require_positive_finite, require_recompute_trainable, run_main)
 from albert_tf.glue.recipes import paper_recipe
@@ -62,6 +62,10 @@ request_bounds.define_request_bound_flags()
 flags.adopt_module_key_flags(request_bounds)
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
                     "token ids in) to this directory.")
+flags.DEFINE_enum("export_serving_tflite", None, list(TFLITE_QUANTIZATIONS),
+                  "With --export_dir: also put the classifier's LiteRT model (float32 or dynamic-range int8 "
+                  "weights) in the version directory as model.tflite, which TF Serving serves instead of the "
+                  "TensorFlow graph with --prefer_tflite_model=true (token ids in, logits out).")
 flags.DEFINE_enum("recipe", "none", ["none", "paper"],
                   "`paper`: the original's per-task hyperparameters (explicit flags still win).")
 flags.DEFINE_bool("recompute", False, "Keep only each Transformer block's input for the backward pass and "
@@ -86,6 +90,9 @@ def apply_recipe(task):
         f"{name}={FLAGS[name].value}" + (" (flag)" if FLAGS[name].present else "") for name in recipe))
 
 
+flags.register_multi_flags_validator(
+    ["export_serving_tflite", "export_dir"], lambda values: not values["export_serving_tflite"] or values["export_dir"],
+    message="--export_serving_tflite writes into the SavedModel of --export_dir: give --export_dir too")
 flags.register_multi_flags_validator(
     ["do_train", "do_eval", "do_predict", "export_dir", "export_tflite"], lambda values: any(values.values()),
     message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir, --export_tflite")
@@ -220,7 +227,7 @@ def export(task, classifier, config):
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
                              do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
                              version=FLAGS.export_version, kernels=FLAGS.export_kernels,
-                             **request_bounds.request_bounds())
+                             tflite_quantization=FLAGS.export_serving_tflite, **request_bounds.request_bounds())
     print(f"exported the serving SavedModel to {path}")
 
 

@@ -19,3 +19,5 @@ MAX_BATCH_SIZE = 128
 MAX_RACE_QUESTIONS = MAX_BATCH_SIZE // 4
 MAX_STRING_BYTES = 65536
 MAX_WINDOWS = 128
+# The weights of a LiteRT (TFLite) export (albert_tf.serving.tflite_export).
+TFLITE_QUANTIZATIONS = ("float32", "dynamic_int8")

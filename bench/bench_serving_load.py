@@ -3,7 +3,8 @@ request batching.
 
 The classifier (random weights, 2 labels) is exported once (`--export_kernels`, float32 or with
 `--bf16` mixed_bfloat16) and loaded with `tf.saved_model.load`; its `serve_token_ids` signature is
-what the clients call. Beside it, one ONNX Runtime session (at its own defaults) of Hugging Face's
+what the clients call. Beside it, its LiteRT model (`--tflite`, default dynamic-range int8) in a pool
+of interpreters as TF Serving's `--prefer_tflite_model` runs it, and one ONNX Runtime session (at its own defaults) of Hugging Face's
 ALBERT with the same weights, exported and optimized as `bench_serving.py` does. For every request
 length (`--seqs`), client count (`--clients`) and batching off/on, `--requests` requests of
 1 x seq (different ids each) are sent by that many client threads in this process, as a model
@@ -208,6 +209,28 @@ def export_serving(config, workdir, kernels, bf16, seed=0):
     return serve, classifier
 
 
+def litert_serving(classifier, quantization, pools, threads):
+    """`serve` on `pools` LiteRT interpreters of the classifier (`tflite_classifier`), as TF Serving's
+    `--prefer_tflite_model=true` with `--num_tflite_pools` runs a `model.tflite`: a request takes an
+    idle interpreter (or waits for one), each interpreter running `threads` threads."""
+    import tensorflow as tf
+
+    from albert_tf.serving.tflite_export import tflite_classifier
+
+    content = tflite_classifier(classifier, quantization)
+    idle = queue.SimpleQueue()
+    for _ in range(pools):
+        idle.put(tf.lite.Interpreter(model_content=content, num_threads=threads).get_signature_runner())
+
+    def serve(inputs):
+        runner = idle.get()
+        try:
+            return {"logits": runner(**inputs)["logits"]}
+        finally:
+            idle.put(runner)
+    return serve
+
+
 def onnx_serving(classifier, workdir):
     """`serve` on one ONNX Runtime session (its own defaults) of HF's ALBERT with the classifier's weights."""
     paths, _ = export_onnx(classifier, workdir, int8=False)
@@ -226,6 +249,12 @@ def main(argv=None):
     parser.add_argument("--export_kernels", default="cpu_serving", help="the export's kernel set")
     parser.add_argument("--bf16", action="store_true", help="export the mixed_bfloat16 model (AVX-512 BF16 / AMX CPUs)")
     parser.add_argument("--no_onnx", action="store_true", help="the export only")
+    parser.add_argument("--tflite", default="dynamic_int8", choices=["none", "float32", "dynamic_int8"],
+                        help="also the LiteRT model of this quantization (run_classifier.py --export_serving_tflite)")
+    parser.add_argument("--num_tflite_pools", type=int, default=len(os.sched_getaffinity(0)),
+                        help="TF Serving's --num_tflite_pools: interpreters answering at once (default: the usable cores)")
+    parser.add_argument("--tflite_threads", type=int, default=None,
+                        help="threads per interpreter (default: the usable cores shared among the pools)")
     parser.add_argument("--no_batching", action="store_true", help="only without request batching")
     parser.add_argument("--max_batch_size", type=int, default=16, help="TF Serving's max_batch_size: rows per model call")
     parser.add_argument("--batch_timeout_micros", type=int, default=1000,
@@ -246,6 +275,10 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="bench_serving_load_")
     serve_export, classifier = export_serving(config, workdir, args.export_kernels, args.bf16)
     runtimes = {f"export_{args.export_kernels}{'_bf16' if args.bf16 else ''}": serve_export}
+    if args.tflite != "none":
+        threads = args.tflite_threads or max(1, len(os.sched_getaffinity(0)) // args.num_tflite_pools)
+        runtimes[f"litert_{args.tflite}"] = litert_serving(classifier, args.tflite, args.num_tflite_pools, threads)
+        print(f"LiteRT: {args.num_tflite_pools} interpreter pools of {threads} thread(s)")
     if not args.no_onnx:
         runtimes["ort_fp32"] = onnx_serving(classifier, workdir)
     print(f"batching: max_batch_size {args.max_batch_size}, batch_timeout_micros {args.batch_timeout_micros}, "

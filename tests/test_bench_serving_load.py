@@ -19,7 +19,7 @@ def test_runs_end_to_end_with_1_and_4_clients_with_and_without_batching(load_ben
     results = load_bench.main(["--config", TINY_CONFIG, "--seqs", "8", "--clients", "1,4", "--requests", "8",
                                "--warmup", "1", "--batch_timeout_micros", "20000"])
     cases = {(case["runtime"], case["clients"], case["batching"]) for case in results}
-    assert cases == {(runtime, clients, batching) for runtime in ("export_cpu_serving", "ort_fp32")
+    assert cases == {(runtime, clients, batching) for runtime in ("export_cpu_serving", "litert_dynamic_int8", "ort_fp32")
                      for clients in (1, 4) for batching in (False, True)}
     for case in results:
         assert set(case) == CASE_KEYS | ({"mean_batch_rows"} if case["batching"] else set())

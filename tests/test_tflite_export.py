@@ -68,6 +68,51 @@ def test_the_exports_load_in_a_fresh_process_and_match_the_model(tmp_path):
     assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
 
 
+SERVING_TFLITE_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    requests = json.loads(open(sys.argv[1]).read())
+    runner = tf.lite.Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
+    result = [runner(**{k: np.array(v, np.int32).reshape(shape) for k, (v, shape) in request.items()})["logits"].tolist()
+              for request in requests]  # one interpreter, requests of other shapes one after another
+    assert "albert_tf" not in sys.modules
+    open(sys.argv[2], "w").write(json.dumps(result))
+    """
+)
+
+
+@pytest.mark.slow
+def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process_serves(tmp_path):
+    """`export_classifier(tflite_quantization=...)`: the SavedModel version directory also holds
+    `model.tflite` (TF Serving's --prefer_tflite_model file); one interpreter answers ragged requests
+    and an empty one in a fresh process that imports only TensorFlow."""
+    from albert_tf.glue.tasks import get_task
+    from albert_tf.serving.classifier_export import export_classifier
+    from glue_test_data import SPM_MODEL
+
+    classifier = small_classifier()
+    path = export_classifier(classifier, get_task("mnli"), SPM_MODEL, str(tmp_path / "export"), max_seq_length=32,
+                             version=3, tflite_quantization="dynamic_int8")
+    assert sorted(os.listdir(path)) == ["assets", "fingerprint.pb", "model.tflite", "saved_model.pb", "variables"]
+    config = classifier.albert.config
+    batches = [ids_inputs(config), {k: v[:1, :5] for k, v in ids_inputs(config).items()},
+               {k: v[:0, :7] for k, v in ids_inputs(config).items()}]
+    requests = [{k: (v.ravel().tolist(), list(v.shape)) for k, v in batch.items()} for batch in batches]
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    out = tmp_path / "out.json"
+    subprocess.run([sys.executable, "-c", SERVING_TFLITE_SCRIPT, str(tmp_path / "requests.json"), str(out),
+                    os.path.join(path, "model.tflite")], check=True, cwd=str(tmp_path),
+                   env=dict(os.environ, PYTHONPATH=""))
+    result = json.loads(out.read_text())
+    for batch, logits in zip(batches[:2], result):
+        expected = classifier(batch, training=False)["logits"].numpy()
+        int8_error = np.abs(np.array(logits) - expected).max()
+        assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
+    assert np.array(result[2]).reshape(-1, 3).shape == (0, 3)
+
+
 def test_a_mixed_precision_classifier_converts_in_float32():
     classifier = small_classifier(num_labels=2)
     mixed = AlbertClassifier(classifier.albert.config, num_labels=2, dtype="mixed_bfloat16")
@@ -89,10 +134,14 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
     result = subprocess.run(  # no time limit: training + two conversions, minutes on a busy machine
         [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
          f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}", "--do_train",
-         "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32"],
+         "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32",
+         f"--export_dir={tmp_path / 'export'}", "--export_version=1", "--export_serving_tflite=float32"],
         capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+    # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
+    assert (tmp_path / "export" / "1" / "model.tflite").read_bytes() == (
+        tmp_path / "tflite" / "classifier_float32.tflite").read_bytes()
 
 
 def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):
@@ -102,3 +151,10 @@ def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):
                               cwd=tmp_path)
     assert_one_line_error(code, stderr, "--export_tflite", "is a file")
     assert sorted(os.listdir(tmp_path)) == ["a_file"]
+
+
+def test_run_classifier_refuses_serving_tflite_without_export_dir(tmp_path):
+    code, stderr = run_script(os.path.join(REPO, "run_classifier.py"), "--do_eval",
+                              f"--output_dir={tmp_path / 'out'}", "--export_serving_tflite=dynamic_int8", cwd=tmp_path)
+    assert_one_line_error(code, stderr, "--export_serving_tflite", "give --export_dir too")
+    assert os.listdir(tmp_path) == []

@@ -21,6 +21,7 @@ from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.export_kernels import ExportKernels
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
                                               checked_text, checked_token_ids)
+from albert_tf.serving.tflite_export import SERVING_TFLITE_FILE, tflite_classifier
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
@@ -81,12 +82,21 @@ class ClassifierServingModule(ExportKernels):
 
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
                       max_seq_length=512, version=None, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                      max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+                      max_string_bytes=DEFAULT_MAX_STRING_BYTES, tflite_quantization=None):
     """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`, serving requests
-    of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path."""
+    of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path.
+
+    With `tflite_quantization` ("float32" or "dynamic_int8"), the version also holds the classifier's
+    LiteRT model as `model.tflite` (`tflite_export.SERVING_TFLITE_FILE`), which TF Serving runs instead
+    of the TensorFlow graph when started with `--prefer_tflite_model=true` (token ids in, logits out).
+    """
     module = ClassifierServingModule(
         classifier, task.text_feature_names, task.labels, spm_model_file,
         do_lower_case=do_lower_case, max_seq_length=max_seq_length, kernels=kernels,
         max_batch_size=max_batch_size, max_string_bytes=max_string_bytes,
     )
-    return save_versioned(module, export_dir, signatures=module.signatures(), version=version)
+    extra_files = {}
+    if tflite_quantization is not None:
+        extra_files[SERVING_TFLITE_FILE] = tflite_classifier(classifier, tflite_quantization)
+    return save_versioned(module, export_dir, signatures=module.signatures(), version=version,
+                          extra_files=extra_files)

@@ -21,10 +21,13 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.models.albert_model import INPUT_NAMES
 
-QUANTIZATIONS = ("float32", "dynamic_int8")
+QUANTIZATIONS = TFLITE_QUANTIZATIONS
+# The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
+SERVING_TFLITE_FILE = "model.tflite"
 
 
 def tflite_classifier(classifier, quantization="dynamic_int8"):
