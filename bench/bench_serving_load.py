@@ -218,7 +218,7 @@ def litert_serving(classifier, quantization, pools, threads):
     from albert_tf.serving.tflite_export import tflite_classifier
 
     content = tflite_classifier(classifier, quantization)
-    idle = queue.SimpleQueue()
+    idle = queue.Queue()  # waiting requests are woken oldest first (SimpleQueue's order starved some: p99 60x p50)
     for _ in range(pools):
         idle.put(tf.lite.Interpreter(model_content=content, num_threads=threads).get_signature_runner())
 
