@@ -1,7 +1,7 @@
 """Keras files that earlier versions saved load with the same weights and outputs: those of
 `tests/data/earlier_keras_files`, written by commit dc9d135 (its `write_files.py` says how), from
-before `AlbertPretrainingModel` and `AlbertMultipleChoice` called their backbone as one layer
-(which moved their weights in the files: `albert_tf/models/earlier_layouts.py`)."""
+before `AlbertPretrainingModel`, `AlbertMultipleChoice` and `AlbertQuestionAnswering` called their
+backbone as one layer (which moved their weights in the files: `albert_tf/models/earlier_layouts.py`)."""
 
 import os
 
@@ -15,12 +15,16 @@ from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import load, tf1_variables
 from albert_tf.models import load_model
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 
 FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "earlier_keras_files")
 CONFIG = AlbertConfig.from_json_file(os.path.join(FILES, "albert_config.json"))
 MODELS = {  # file name: (class, constructor arguments besides the config)
     "pretraining": (AlbertPretrainingModel, {}),
     "multiple_choice": (AlbertMultipleChoice, {"num_choices": 3}),
+    "question_answering_v1": (AlbertQuestionAnswering, {"start_n_top": 3, "end_n_top": 2}),
+    "question_answering_v2": (AlbertQuestionAnswering,
+                              {"version_2_with_negative": True, "start_n_top": 3, "end_n_top": 2}),
 }
 
 

@@ -78,7 +78,5 @@ class RebuiltFromAlbertConfig:
         from albert_tf.checkpoints import load, read_config  # pylint: disable=g-import-not-at-top
 
         model = cls(read_config(directory), **kwargs)
-        if hasattr(model, "example_inputs"):
-            model(model.example_inputs())  # the SQuAD heads are built on a first call
         model.load_report = load(model, directory, strict)
         return model

@@ -19,6 +19,7 @@ from albert_tf.checkpoints import tf1_variables
 from albert_tf.config import AlbertConfig
 from albert_tf.models import AlbertPretrainingModel
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 
 CONFIG = AlbertConfig(vocab_size=100, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                       intermediate_size=32, max_position_embeddings=32)
@@ -42,13 +43,19 @@ def models(rng):
     yield "pretraining", AlbertPretrainingModel(CONFIG), pretraining_inputs
     yield ("multiple_choice", AlbertMultipleChoice(CONFIG, num_choices=NUM_CHOICES),
            text_inputs(rng, (BATCH, NUM_CHOICES, LENGTH)))
+    for version_2 in (False, True):
+        inputs = text_inputs(rng, (BATCH, LENGTH))
+        inputs["p_mask"] = 1 - inputs["input_type_ids"] * inputs["input_mask"]  # answers in the second segment
+        inputs["p_mask"][:, 0] = 0  # [CLS]: no answer
+        model = AlbertQuestionAnswering(CONFIG, version_2_with_negative=version_2, start_n_top=3, end_n_top=2)
+        yield f"question_answering_v{2 if version_2 else 1}", model, inputs
 
 
 def main(directory):
     rng = np.random.default_rng(41)
     CONFIG.to_json_file(os.path.join(directory, "albert_config.json"))
     for name, model, inputs in models(rng):
-        model(inputs, training=False)  # builds the weights (AlbertMultipleChoice was a subclassed model then)
+        model(inputs, training=False)  # builds the weights (the subclassed models of then)
         for variable in model.weights:
             variable.assign(rng.standard_normal(tuple(variable.shape)).astype(np.float32) * 0.3)
         outputs = model(inputs, training=False)
