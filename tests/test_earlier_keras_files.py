@@ -9,6 +9,7 @@ import h5py
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from albert_cli.cli import load_init_checkpoint
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
@@ -120,3 +121,16 @@ def test_a_backbone_file_is_not_read_as_an_earlier_pretraining_file(tmp_path):
     AlbertModel(CONFIG).save_weights(path)
     with pytest.raises(ValueError, match="object <FactorizedEmbedding name=embeddings"):
         AlbertPretrainingModel(CONFIG).load_weights(path)
+
+
+def test_a_squad_checkpoint_of_the_subclassed_model_restores_and_loads():
+    """Resuming (`assert_existing_objects_matched`, as fine-tuning restores) and `load` (an
+    `--init_checkpoint`) take every weight of a checkpoint the subclassed SQuAD model wrote."""
+    prefix = os.path.join(FILES, "question_answering_v2_checkpoint", "ckpt")
+    resumed = _new("question_answering_v2")
+    tf.train.Checkpoint(model=resumed).read(prefix).assert_existing_objects_matched()
+    _assert_as_saved(resumed, "question_answering_v2")
+    loaded = _new("question_answering_v2")
+    report = load(loaded, prefix)
+    assert (report.format, report.missing, report.unused) == ("TF2 checkpoint", (), ())
+    _assert_as_saved(loaded, "question_answering_v2")

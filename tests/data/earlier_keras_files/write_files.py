@@ -7,13 +7,15 @@ backbone as one layer):
 
 For each model, `<name>.keras` and `<name>.weights.h5` of one model with seeded random weights, and
 `<name>.npz` (numbers only): its inputs (`input:*`), its inference outputs on them (`output:*`) and
-its weights under the original's TF1 names (`weight:*`).
+its weights under the original's TF1 names (`weight:*`); for SQuAD v2.0 also a `tf.train.Checkpoint`
+of the model, as fine-tuning writes them (`question_answering_v2_checkpoint/`).
 """
 
 import os
 import sys
 
 import numpy as np
+import tensorflow as tf
 
 from albert_tf.checkpoints import tf1_variables
 from albert_tf.config import AlbertConfig
@@ -66,6 +68,8 @@ def main(directory):
         arrays.update({f"output:{key}": np.asarray(value) for key, value in outputs.items()})
         arrays.update({f"weight:{key}": variable.numpy() for key, variable in tf1_variables(model).items()})
         np.savez(os.path.join(directory, f"{name}.npz"), **arrays)
+        if name == "question_answering_v2":  # as run_squad.py keeps the model in its checkpoints
+            tf.train.Checkpoint(model=model).write(os.path.join(directory, f"{name}_checkpoint", "ckpt"))
 
 
 if __name__ == "__main__":
