@@ -215,6 +215,7 @@ def test_tf_train_checkpoint_holds_every_weight(tmp_path):
 
 def test_task_models_call_their_backbone_as_one_layer_with_its_named_inputs():
     from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+    from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 
     config = tiny()
     backbone = AlbertModel(config, name="albert")
@@ -223,7 +224,11 @@ def test_task_models_call_their_backbone_as_one_layer_with_its_named_inputs():
         "classifier": AlbertClassifier(num_labels=3, backbone=backbone),
         "pretraining": AlbertPretrainingModel(backbone=backbone),
         "multiple_choice": AlbertMultipleChoice(num_choices=2, backbone=backbone),
+        "squad_v1": AlbertQuestionAnswering(backbone=backbone),
+        "squad_v2": AlbertQuestionAnswering(backbone=backbone, version_2_with_negative=True),
     }
+    assert sorted(models["squad_v2"].input) == ["input_mask", "input_type_ids", "input_word_ids", "p_mask",
+                                                "start_positions"]
     for kind, model in models.items():
         layers = [layer.name for layer in model.layers if not isinstance(layer, keras.layers.InputLayer)]
         assert model.get_layer("albert") is backbone, kind

@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.models.albert_model import INPUT_NAMES, text_inputs
 from albert_tf.models.question_answering_heads import (
     ANSWER_DROPOUT,
     END_N_TOP,
@@ -14,6 +14,8 @@ from albert_tf.models.question_answering_heads import (
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 from albert_tf.models.task_backbone import backbone_for
 
+START_POSITIONS = "start_positions"
+
 
 def _cross_entropy(logits, positions):
     return tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(positions, logits, from_logits=True))
@@ -22,20 +24,23 @@ def _cross_entropy(logits, positions):
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
     """Span extraction for SQuAD: inputs are the backbone's three plus `p_mask` (1 where no
-    answer may be) and, to train v2.0, the gold `start_positions` [B].
+    answer may be) and, to train v2.0, the gold `start_positions` [B] (may be left out).
 
     v1.1 (`version_2_with_negative=False`) outputs `start_logits`, `end_logits` [B, L]; v2.0
     outputs those of `AnswerabilitySpanHead`. `compute_loss` is the original's: the mean of the
     start and end cross-entropies, plus (v2.0) half the answerability sigmoid cross-entropy;
     `fit` targets are a dict with `start_positions`, `end_positions`, `is_impossible`.
 
-    It calls the backbone as the functional task models do, but from a `call`: the v2.0 head's
-    outputs differ between training and inference, which one functional graph cannot give.
+    A functional model over the backbone, as the other task models: its graph gives the outputs
+    at inference (predictions, exports) and v1.1's in training. The v2.0 head gives other outputs
+    in training (log-probabilities, the ends given the gold start) than at inference (the beam),
+    and a functional graph has one output structure, so in training v2.0 calls the same layers
+    directly (`call`).
     """
 
     def __init__(self, config=None, version_2_with_negative=False, start_n_top=START_N_TOP, end_n_top=END_N_TOP,
                  dropout_rate=ANSWER_DROPOUT, dtype=None, kernels="reference", backbone=None, **kwargs):
-        super().__init__(**kwargs)
+        # === Layers ===
         self.albert = backbone_for(config, dtype, kernels, backbone)
         # The heads read `sequence_output` only: the pooler stays in the weights and checkpoints
         # but gets no gradient, so it is not trained (nor was it in the original).
@@ -48,6 +53,18 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
         else:
             self.qa_head = SpanLogitsHead(config.hidden_size, initializer_range=config.initializer_range,
                                           name="span_logits_head")
+
+        # === Functional model ===
+        inputs = {**text_inputs(), "p_mask": keras.Input(shape=(None,), dtype="int32", name="p_mask"),
+                  START_POSITIONS: keras.Input(shape=(), dtype="int32", name=START_POSITIONS)}
+        sequence_output = self.albert({name: inputs[name] for name in INPUT_NAMES})["sequence_output"]
+        if version_2_with_negative:
+            outputs = self.qa_head(sequence_output, inputs["p_mask"], inputs[START_POSITIONS])
+        else:
+            outputs = self.qa_head(sequence_output)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
         self.config = config
         self.version_2_with_negative = version_2_with_negative
         self.start_n_top = start_n_top
@@ -56,18 +73,24 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
         self.dtype_policy_name = self.albert.dtype_policy_name
         self.kernels = self.albert.kernels
 
-    def call(self, inputs, training=False):
-        sequence_output = self.albert({name: inputs[name] for name in INPUT_NAMES},
-                                      training=training)["sequence_output"]
-        if not self.version_2_with_negative:
-            return self.qa_head(sequence_output)
-        return self.qa_head(sequence_output, inputs["p_mask"], inputs.get("start_positions"), training=training)
+    def __call__(self, inputs, *args, **kwargs):
+        # Without `start_positions` (inference, serving): zeros [B] of the ids' own type, which only
+        # the v2.0 training outputs read (Keras wants every named input given, all of one kind).
+        if isinstance(inputs, dict) and START_POSITIONS not in inputs:
+            inputs = {**inputs, START_POSITIONS: inputs["input_word_ids"][:, 0] * 0}
+        return super().__call__(inputs, *args, **kwargs)
+
+    def call(self, inputs, training=False, **kwargs):
+        if training and self.version_2_with_negative:  # the training outputs: the same layers, in training
+            sequence_output = self.albert({name: inputs[name] for name in INPUT_NAMES}, training=True)["sequence_output"]
+            return self.qa_head(sequence_output, inputs["p_mask"], inputs[START_POSITIONS], training=True)
+        return super().call(inputs, training=training, **kwargs)
 
     def example_inputs(self, batch_size=1):
-        """Zero inputs of every name `call` reads, long enough for the v2.0 beam (builds the weights)."""
+        """Zero inputs of every name the model reads, long enough for the v2.0 beam."""
         length = max(8, self.start_n_top, self.end_n_top)
         inputs = {name: tf.zeros([batch_size, length], tf.int32) for name in INPUT_NAMES + ("p_mask",)}
-        inputs["start_positions"] = tf.zeros([batch_size], tf.int32)
+        inputs[START_POSITIONS] = tf.zeros([batch_size], tf.int32)
         return inputs
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):

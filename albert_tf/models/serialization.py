@@ -10,6 +10,8 @@ import contextvars
 
 import keras
 
+from albert_tf.models.earlier_layouts import read_earlier_layout
+
 _KERNELS_AT_LOAD = contextvars.ContextVar("kernels_at_load", default="reference")
 
 
@@ -53,6 +55,13 @@ class RebuiltFromAlbertConfig:
         config = {key: value for key, value in config.items() if key != "kernels"}
         return cls(**config, kernels=kernels or _KERNELS_AT_LOAD.get())
 
+    def load_own_variables(self, store):
+        """Keras loads a file into the model itself before its layers: a file that a task model
+        of an earlier version saved reads on from a copy with its weights where they are now
+        (`earlier_layouts`)."""
+        super().load_own_variables(store)
+        read_earlier_layout(self, store)
+
     @classmethod
     def from_pretrained(cls, directory, strict=True, **kwargs):
         """The model built from the config at `directory` and loaded with its weights, in one call.
@@ -69,7 +78,5 @@ class RebuiltFromAlbertConfig:
         from albert_tf.checkpoints import load, read_config  # pylint: disable=g-import-not-at-top
 
         model = cls(read_config(directory), **kwargs)
-        if hasattr(model, "example_inputs"):
-            model(model.example_inputs())  # the SQuAD heads are built on a first call
         model.load_report = load(model, directory, strict)
         return model
