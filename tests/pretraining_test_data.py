@@ -1,13 +1,14 @@
 """Helpers shared by the pretraining tests: a very small model, random TFRecords in the
-original schema, running `run_pretraining.py` in a subprocess, reading checkpoint weights."""
+original schema, running `run_pretraining.py` in a child process, reading checkpoint weights."""
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import tensorflow as tf
+
+import script_process
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ_LENGTH = 16
@@ -98,9 +99,10 @@ def script_command(flag_list):
 
 
 def run_script(flag_list, timeout=300, env=None):
-    """Runs run_pretraining.py to completion (killed after `timeout` seconds)."""
+    """Runs run_pretraining.py to completion (killed after `timeout` seconds), forked from a waiting
+    interpreter (`script_process`)."""
     full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **(env or {}))
-    return subprocess.run(script_command(flag_list), capture_output=True, text=True, timeout=timeout, env=full_env, cwd=REPO_ROOT)
+    return script_process.run_python(script_command(flag_list)[1:], cwd=REPO_ROOT, env=full_env, timeout=timeout)
 
 
 def model_weights(checkpoint_prefix):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from data_prep.create_pretraining_data import build
+import script_process
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
@@ -19,10 +20,8 @@ TINY = {"max_seq_length": 32, "max_predictions_per_seq": 5, "dupe_factor": 1}
 
 
 def run_script(*args, cwd=REPO):
-    """Runs `python *args`; returns (exit code, stderr)."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
-                            text=True, timeout=300)
+    """Runs `python *args`; returns (exit code, stderr) (`script_process.run_python`)."""
+    result = script_process.run_python(args, cwd=cwd, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
     return result.returncode, result.stderr
 
 
@@ -653,18 +652,19 @@ def test_resume_drops_metrics_of_rolled_back_steps(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
+def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path, trained_pretraining_dir):
+    import shutil
     import signal
     import time
 
-    from pretraining_test_data import run_script as run_pretraining, script_command, small_run_flags
+    from pretraining_test_data import script_command, small_run_flags
 
+    # Resumed from the finished run's step 4, so that no evaluation of step 0 comes before the final one.
+    shutil.copytree(trained_pretraining_dir, tmp_path, dirs_exist_ok=True)
     output_dir = tmp_path / "out"
-    # Resumed from step 2, so that no evaluation of step 0 comes before the final one.
-    first = run_pretraining(small_run_flags(tmp_path, str(output_dir), num_train_steps=2, iterations_per_loop=2))
-    assert first.returncode == 0, first.stderr[-3000:]
     first_summary = (output_dir / "pretraining_summary.json").read_text()
-    flags = small_run_flags(tmp_path, str(output_dir), num_train_steps=4, iterations_per_loop=2)
+    flags = small_run_flags(tmp_path, str(output_dir), num_train_steps=6, iterations_per_loop=2,
+                            save_checkpoints_steps=2)
     long_eval = ",".join([str(tmp_path / "train.tfrecord")] * 400)  # 12,800 batches: minutes
     flags += ["--do_eval=True", f"--eval_input_file={long_eval}", "--max_eval_steps=100000", "--eval_batch_size=8",
               "--do_train=True"]
@@ -673,7 +673,7 @@ def test_sigterm_during_the_final_evaluation_stops_at_once(tmp_path):
     try:
         metrics = output_dir / "metrics.jsonl"
         deadline = time.monotonic() + 240
-        while not (metrics.exists() and '"step": 4' in metrics.read_text()) and time.monotonic() < deadline:
+        while not (metrics.exists() and '"step": 6' in metrics.read_text()) and time.monotonic() < deadline:
             assert process.poll() is None, process.stderr.read()[-3000:]
             time.sleep(0.1)
         time.sleep(10.0)  # inside the final evaluation, past its first step (tracing) even on a busy machine

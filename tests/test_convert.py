@@ -2,14 +2,13 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import keras_hub
 import numpy as np
 import pytest
 import transformers
 
+import script_process
 import test_parity_huggingface as parity
 import tensorflow as tf
 
@@ -21,8 +20,7 @@ SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 
 def _convert(*args):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": parity.REPO}
-    return subprocess.run([sys.executable, "-m", "albert_cli.convert", *args], capture_output=True, text=True,
-                          env=env, cwd=parity.REPO)
+    return script_process.run_python(["-m", "albert_cli.convert", *args], cwd=parity.REPO, env=env)
 
 
 @pytest.mark.slow

@@ -1,18 +1,17 @@
 """`python -m albert_cli.experiments`: bad input is one line on stderr, exit 2, nothing written."""
 
 import os
-import subprocess
-import sys
 
 import pytest
+
+import script_process
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, "-m", "albert_cli.experiments"] + args, capture_output=True,
-                          text=True, timeout=600, env=env, cwd=REPO_ROOT)
+    return script_process.run_python(["-m", "albert_cli.experiments", *args], cwd=REPO_ROOT, env=env, timeout=600)
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -1,11 +1,10 @@
 """`--export_version`: an existing version folder is refused before any work (never overwritten)."""
 
 import os
-import subprocess
-import sys
 
 import pytest
 
+import script_process
 from squad_test_data import SQUAD_DEV
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,10 +18,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_an_existing_export_version_is_refused(tmp_path, script, model_dir, flags):
     existing = tmp_path / "export" / model_dir / "1"
     existing.mkdir(parents=True)
-    command = [sys.executable, os.path.join(REPO, script), *[flag.format(tmp_path=tmp_path) for flag in flags],
+    command = [os.path.join(REPO, script), *[flag.format(tmp_path=tmp_path) for flag in flags],
                f"--export_dir={tmp_path / 'export'}", "--export_version=1"]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    result = script_process.run_python(command, cwd=tmp_path, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert error.startswith(f"error: --export_version: {existing} exists")

@@ -6,6 +6,7 @@ import os
 import keras_hub
 import numpy as np
 
+import script_process
 import test_parity_huggingface as parity
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import load, load_foreign, save_tf1_checkpoint
@@ -84,9 +85,6 @@ def test_the_one_loader_reads_both_and_a_classifier_takes_the_backbone(tmp_path)
 def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     """No --albert_config_file: export_encoder.py (as run_classifier.py, run_pretraining.py,
     run_squad.py and run_race.py) builds the model from the HF directory's own config.json."""
-    import subprocess
-    import sys
-
     from albert_tf.checkpoints.huggingface import save_huggingface_checkpoint
 
     config = AlbertConfig.from_json_file(os.path.join(parity.REPO, "configs", "albert_tiny.json")).replace(
@@ -95,9 +93,8 @@ def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
 
     def export(*args):
-        return subprocess.run([sys.executable, os.path.join(parity.REPO, "export_encoder.py"),
-                               f"--init_checkpoint={tmp_path / 'hf'}", *args],
-                              capture_output=True, text=True, env=env, cwd=str(tmp_path))
+        return script_process.run_python([os.path.join(parity.REPO, "export_encoder.py"),
+                                          f"--init_checkpoint={tmp_path / 'hf'}", *args], cwd=tmp_path, env=env)
 
     result = export(f"--export_dir={tmp_path / 'hub'}")
     assert result.returncode == 0, result.stderr[-2000:]

@@ -21,6 +21,7 @@ from albert_tf import AlbertConfig, AlbertModel
 from albert_tf import checkpoints
 from albert_tf.config import min_sparse_length
 from glue_test_data import REPO, SPM_MODEL, head_of_shipped
+import script_process
 from squad_test_data import SQUAD_DEV, SQUAD_TRAIN, serve_squad
 from test_bad_inputs import assert_one_line_error
 
@@ -32,8 +33,7 @@ DENSE_FALLBACK = f"{SEQ} tokens <= (5 + 2 * num_random_blocks) * block_size"
 
 def run(*command, timeout=300):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env, cwd=REPO,
-                            timeout=timeout)
+    result = script_process.run_python(command, cwd=REPO, env=env, timeout=timeout)
     assert result.returncode == 0, result.stderr[-3000:]
     assert DENSE_FALLBACK not in result.stderr
     return result

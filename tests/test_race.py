@@ -2,8 +2,6 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from albert_tf.race import features
 from albert_tf.race.examples import question_with_option, read_race_examples
 from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import write_race
+import script_process
 from squad_test_data import REPO, SPM_MODEL, TINY_CONFIG
 
 
@@ -90,9 +89,8 @@ def test_model_scores_each_option_on_its_own():
 
 
 def run_race(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, os.path.join(REPO, "run_race.py"), *args], capture_output=True,
-                          text=True, env=env, cwd=REPO)
+    return script_process.run_python([os.path.join(REPO, "run_race.py"), *args], cwd=REPO,
+                                     env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from glue_test_data import (
     write_glue_file,
     write_mnli,
 )
+import script_process
 
 SCRIPT = os.path.join(REPO, "run_classifier.py")
 EXPORT_ENCODER_SCRIPT = os.path.join(REPO, "export_encoder.py")
@@ -29,14 +30,12 @@ TINY_RUN = ("--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=8"
 
 
 def run_classifier(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env, cwd=REPO)
+    return script_process.run_python([SCRIPT, *args], cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 def run_export_encoder(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, EXPORT_ENCODER_SCRIPT, *args], capture_output=True, text=True, env=env,
-                          cwd=REPO)
+    return script_process.run_python([EXPORT_ENCODER_SCRIPT, *args], cwd=REPO,
+                                     env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 def read_json(*path):

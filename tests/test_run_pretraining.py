@@ -62,15 +62,24 @@ def test_non_finite_loss_stops_with_a_clear_message_and_keeps_the_last_good_chec
     assert all(np.isfinite(value).all() for value in model_weights(latest).values())
 
 
-@pytest.mark.slow
-def test_sigterm_saves_and_a_restarted_run_ends_like_an_uninterrupted_one(tmp_path):
-    flags = dict(num_train_steps=16, save_checkpoints_steps=100)
-    uninterrupted = run_script(small_run_flags(tmp_path, str(tmp_path / "whole"), **flags))
-    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+# 16 steps, one checkpoint at the end: what the SIGTERM and --recompute tests compare with.
+WHOLE_RUN = dict(num_train_steps=16, save_checkpoints_steps=100)
 
+
+@pytest.fixture(scope="module")
+def whole_run_weights(tmp_path_factory):
+    """The final weights of an uninterrupted WHOLE_RUN."""
+    tmp_path = tmp_path_factory.mktemp("whole")
+    uninterrupted = run_script(small_run_flags(tmp_path, str(tmp_path / "whole"), **WHOLE_RUN))
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
+    return model_weights(tf.train.latest_checkpoint(str(tmp_path / "whole")))
+
+
+@pytest.mark.slow
+def test_sigterm_saves_and_a_restarted_run_ends_like_an_uninterrupted_one(tmp_path, whole_run_weights):
     interrupted_dir = str(tmp_path / "interrupted")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    process = subprocess.Popen(script_command(small_run_flags(tmp_path, interrupted_dir, **flags)), cwd=REPO_ROOT,
+    process = subprocess.Popen(script_command(small_run_flags(tmp_path, interrupted_dir, **WHOLE_RUN)), cwd=REPO_ROOT,
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         metrics_file = os.path.join(interrupted_dir, "metrics.jsonl")
@@ -89,11 +98,10 @@ def test_sigterm_saves_and_a_restarted_run_ends_like_an_uninterrupted_one(tmp_pa
     stopped_at = int(tf.train.latest_checkpoint(interrupted_dir).rsplit("-", 1)[1])
     assert 0 < stopped_at < 16
 
-    resumed = run_script(small_run_flags(tmp_path, interrupted_dir, **flags))
+    resumed = run_script(small_run_flags(tmp_path, interrupted_dir, **WHOLE_RUN))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert tf.train.latest_checkpoint(interrupted_dir).endswith("ckpt-16")
-    assert_same_weights(model_weights(tf.train.latest_checkpoint(str(tmp_path / "whole"))),
-                        model_weights(tf.train.latest_checkpoint(interrupted_dir)))
+    assert_same_weights(whole_run_weights, model_weights(tf.train.latest_checkpoint(interrupted_dir)))
 
 
 @pytest.mark.slow
@@ -237,17 +245,13 @@ def test_an_eval_file_with_evaluation_off_is_warned_about(tmp_path):
     assert result.returncode == 2
 
 
-def test_recompute_trains_to_the_same_weights_and_refuses_dropout(tmp_path):
-    """--recompute changes memory and time only: 4 steps give the weights of 4 steps without it.
+def test_recompute_trains_to_the_same_weights_and_refuses_dropout(tmp_path, whole_run_weights):
+    """--recompute changes memory and time only: 16 steps give the weights of 16 steps without it.
     With dropout in the config it stops with a one-line error naming the flag."""
-    weights = {}
-    for recompute in (False, True):
-        output_dir = str(tmp_path / f"recompute_{recompute}")
-        flag_list = small_run_flags(tmp_path, output_dir, num_train_steps=4, recompute=recompute)
-        result = run_script(flag_list, timeout=300)
-        assert result.returncode == 0, result.stderr[-3000:]
-        weights[recompute] = model_weights(tf.train.latest_checkpoint(output_dir))
-    assert_same_weights(weights[False], weights[True])
+    output_dir = str(tmp_path / "recompute")
+    result = run_script(small_run_flags(tmp_path, output_dir, recompute=True, **WHOLE_RUN), timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert_same_weights(whole_run_weights, model_weights(tf.train.latest_checkpoint(output_dir)))
 
     config_file = tmp_path / "dropout_config.json"
     config = json.loads(open(small_run_flags(tmp_path, "unused")[0].split("=", 1)[1]).read())

@@ -2,12 +2,11 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from albert_tf.squad import evaluation
+import script_process
 from squad_test_data import REPO, SQUAD_DEV, SQUAD_TRAIN, answerable_subset, serve_squad
 
 SCRIPT = os.path.join(REPO, "run_squad.py")
@@ -16,9 +15,7 @@ TINY_RUN = ("--max_seq_length=96", "--doc_stride=48", "--max_query_length=24", "
 
 
 def run_squad(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    return subprocess.run([sys.executable, SCRIPT, *TINY_RUN, *args], capture_output=True, text=True, env=env,
-                          cwd=REPO)
+    return script_process.run_python([SCRIPT, *TINY_RUN, *args], cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
 
 
 def read_json(*path):

@@ -15,6 +15,7 @@ from albert_tf import AlbertClassifier
 from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
 from glue_test_data import REPO, head_of_shipped
 from model_test_data import batch_for, tiny
+import script_process
 from test_bad_inputs import assert_one_line_error, run_script
 
 # The interpreter's float32 kernels (XNNPACK) sum in another order than TensorFlow's.
@@ -131,12 +132,12 @@ def test_an_unknown_quantization_is_named():
 @pytest.mark.slow
 def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path):
     data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=16)
-    result = subprocess.run(  # no time limit: training + two conversions, minutes on a busy machine
-        [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
+    result = script_process.run_python(  # no time limit: training + two conversions, minutes on a busy machine
+        [os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
          f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tmp_path / 'tflite'}", "--do_train",
          "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8", "--max_seq_length=32",
          f"--export_dir={tmp_path / 'export'}", "--export_version=1", "--export_serving_tflite=float32"],
-        capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), cwd=REPO)
+        cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
     # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
