@@ -14,6 +14,7 @@ test_tf_defaults.py).
 """
 
 import atexit
+import collections
 import json
 import os
 import select
@@ -137,7 +138,8 @@ class _Server:
         os.close(self.replies)
 
 
-_SERVERS = {}
+_SERVERS = collections.OrderedDict()
+MAX_SERVERS = 2  # each holds TensorFlow (about 0.6 GB): the least recently used one goes
 
 
 @atexit.register
@@ -162,5 +164,8 @@ def run_python(args, cwd=REPO, env=None, timeout=None):
                               timeout=timeout)
     key = tuple(sorted((name, value) for name, value in env.items() if name != "PYTEST_CURRENT_TEST"))
     if key not in _SERVERS:
+        if len(_SERVERS) >= MAX_SERVERS:
+            _SERVERS.popitem(last=False)[1].close()
         _SERVERS[key] = _Server(env)
+    _SERVERS.move_to_end(key)
     return _SERVERS[key].run(args, cwd, env, timeout)
