@@ -26,7 +26,8 @@ from albert_cli.export_version import check_export_version_is_new, define_export
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import PADDING_MODES, TFLITE_QUANTIZATIONS
 from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
-                            require_positive_finite, require_recompute_trainable, run_main)
+                            require_positive_finite, require_recompute_trainable, run_main, settle_kernels,
+                            start_determinism)
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import AX, TASKS, get_task
 from albert_tf.io_utils import write_json
@@ -235,13 +236,13 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config, settle_kernels  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config  # pylint: disable=g-import-not-at-top
     from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
     from albert_tf.training.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
     from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
     from albert_tf.glue.metrics import majority_baseline  # pylint: disable=g-import-not-at-top
 
-    settle_kernels(FLAGS)
+    start_determinism(FLAGS)
     task = get_task(FLAGS.task_name)
     apply_recipe(task)
     require_positive_finite("learning_rate", FLAGS.learning_rate)
@@ -262,6 +263,7 @@ def main(argv):
         strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
     except ValueError as error:
         raise UsageError(f"--strategy: {error}") from None
+    settle_kernels(FLAGS)
     if FLAGS.do_train:
         try:
             per_replica_batch_size(FLAGS.train_batch_size, strategy.num_replicas_in_sync)

@@ -194,6 +194,30 @@ def require_output_dir(flag, path, create=True):
         raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
 
 
+def start_determinism(flag_values):
+    """`--deterministic`: op determinism, one inter-op thread and the seeds, set before TensorFlow
+    runs any op (so before the distribution strategy is made)."""
+    if flag_values.deterministic:
+        from albert_tf.training.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
+
+        make_deterministic(flag_values.seed)
+
+
+def settle_kernels(flag_values):
+    """Decides `--kernels=auto` once, after the strategy is made (a TPU's devices are visible only
+    then), and writes the chosen set back to the flag, so every model of the run uses it; a set that
+    is not bit-identical from run to run with `--deterministic` is a `UsageError`."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    from albert_tf.kernels import choose  # pylint: disable=g-import-not-at-top
+
+    try:
+        flag_values.kernels = choose(flag_values.kernels, tf.config.list_logical_devices(),
+                                     flag_values.deterministic)
+    except ValueError as error:
+        raise UsageError(f"--kernels={flag_values.kernels} with --deterministic: {error}") from None
+
+
 def load_init_checkpoint(model, path, extend_positions=None):
     """`--init_checkpoint`: `checkpoints.load(model, path, extend_positions=...)` (any format it
     reads; a new head starts fresh), logged, or a `UsageError` that names the flag."""

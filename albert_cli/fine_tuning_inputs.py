@@ -3,7 +3,7 @@
 import os
 
 from albert_cli.export_version import check_export_version_is_new
-from albert_cli.cli import UsageError, require, require_output_dir
+from albert_cli.cli import UsageError, require, require_output_dir, settle_kernels, start_determinism
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.config import AlbertConfig
 from albert_tf.text.tokenization import AlbertTokenizer
@@ -51,35 +51,18 @@ def compute_dtype(mixed_precision):
     return None if mixed_precision == "float32" else mixed_precision
 
 
-def settle_kernels(flag_values):
-    """Turns `--deterministic` on (before TensorFlow runs any op) and decides `--kernels=auto` once,
-    writing the chosen set back to the flag, so every model the run builds uses the same one."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-    from albert_tf.kernels import choose  # pylint: disable=g-import-not-at-top
-
-    if flag_values.deterministic:
-        from albert_tf.training.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
-
-        make_deterministic(flag_values.seed)
-    try:
-        flag_values.kernels = choose(flag_values.kernels, tf.config.list_logical_devices(),
-                                     flag_values.deterministic)
-    except ValueError as error:
-        raise UsageError(f"--kernels={flag_values.kernels} with --deterministic: {error}") from None
-
-
 def start_task_run(flag_values):
     """What the SQuAD and RACE runners do first: (tokenizer, config, strategy, feature cache dir),
     the output and export directories checked before any work."""
     from albert_tf.training.distribute import get_strategy  # pylint: disable=g-import-not-at-top (TensorFlow)
 
-    settle_kernels(flag_values)
+    start_determinism(flag_values)
     tokenizer, config = load_tokenizer_and_config(flag_values)
     try:
         strategy = get_strategy(flag_values.strategy, tpu_address=flag_values.tpu_name)
     except ValueError as error:
         raise UsageError(f"--strategy: {error}") from None
+    settle_kernels(flag_values)
     cache_dir = flag_values.cached_dir or os.path.join(flag_values.output_dir, "features")
     require_output_dir("output_dir", flag_values.output_dir)
     lock_output_dir("output_dir", flag_values.output_dir)

@@ -27,7 +27,7 @@ from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.output_lock import lock_output_dir
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
-                            require_recompute_trainable, run_main)
+                            require_recompute_trainable, run_main, settle_kernels, start_determinism)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
@@ -248,7 +248,6 @@ def main(argv):
     import keras  # pylint: disable=g-import-not-at-top
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.kernels import choose as choose_kernels  # pylint: disable=g-import-not-at-top
 
     from albert_tf.training import distribute  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
@@ -258,17 +257,11 @@ def main(argv):
     from albert_tf.training.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
-    if FLAGS.deterministic:
-        from albert_tf.training.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
-
-        make_deterministic(FLAGS.seed)
+    start_determinism(FLAGS)
     if FLAGS.num_cpu_devices > 1:
         distribute.split_cpu(FLAGS.num_cpu_devices)
     strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
-    try:
-        kernels = choose_kernels(FLAGS.kernels, tf.config.list_logical_devices(), FLAGS.deterministic)
-    except ValueError as error:
-        raise UsageError(f"--kernels={FLAGS.kernels} with --deterministic: {error}") from None
+    settle_kernels(FLAGS)
     tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
     lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
     config = load_config()
@@ -287,7 +280,7 @@ def main(argv):
         optimizer=FLAGS.optimizer, learning_rate=FLAGS.learning_rate, num_warmup_steps=FLAGS.num_warmup_steps,
         start_warmup_step=FLAGS.start_warmup_step, poly_power=FLAGS.poly_power, grad_accum_steps=FLAGS.grad_accum_steps,
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
-        kernels=kernels, recompute=FLAGS.recompute,
+        kernels=FLAGS.kernels, recompute=FLAGS.recompute,
     )
     trainer = PretrainingTrainer(strategy, config, settings)
     remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
