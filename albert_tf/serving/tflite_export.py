@@ -21,11 +21,10 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.choices import TFLITE_QUANTIZATIONS
+from albert_tf.choices import TFLITE_QUANTIZATIONS as QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.models.albert_model import INPUT_NAMES
 
-QUANTIZATIONS = TFLITE_QUANTIZATIONS
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
 
