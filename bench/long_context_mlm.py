@@ -10,8 +10,11 @@ are cut into passages of `--passage_length` tokens ([CLS] text [SEP]) whose last
 `--target_length` - 2 text tokens, the target span, never overlap from one passage to the next
 (their contexts may). Documents shorter than one passage are skipped and counted. In each span,
 `--mask_rate` of the tokens are masked as whole words, every piece replaced by [MASK] (drawn
-once from `--seed`, so every condition and every checkpoint sees the same masks), and the model
-predicts them in three conditions:
+from `--seed`, so every condition and every checkpoint sees the same masks), and the model
+predicts them in three conditions. With `--mask_draws` K > 1 each span is asked K times, each
+time with other words masked (disjoint draws; at K = ceil(1 / `--mask_rate`) every token of the
+span is predicted once): more predictions per passage, so smaller standard errors for the same
+passages. The three conditions:
 
 - `whole_passage`: one `--passage_length` input, the context before the span and the span;
 - `span_only`: a `--target_length` input, [CLS] span [SEP], the same span tokens;
@@ -76,19 +79,33 @@ def passages(documents, passage_length, target_length):
     return found, too_short
 
 
-def whole_word_mask(span, word_starts, mask_rate, rng):
+def whole_word_mask(span, word_starts, mask_rate, rng, taken=frozenset()):
     """Sorted positions in `span` to mask: whole words in random order, each taken if it fits the
-    budget of round(`mask_rate` x len(span)) tokens, until the budget is spent."""
+    budget of round(`mask_rate` x len(span)) tokens, until the budget is spent. Words with a
+    position in `taken` (an earlier draw's) are passed over."""
     starts = [i for i in range(len(span)) if i == 0 or word_starts[span[i]]]
     words = [range(start, end) for start, end in zip(starts, starts[1:] + [len(span)])]
     budget = max(1, round(mask_rate * len(span)))
     chosen = []
     for word_index in rng.permutation(len(words)):
-        if len(chosen) + len(words[word_index]) <= budget:
-            chosen.extend(words[word_index])
+        word = words[word_index]
+        if len(chosen) + len(word) <= budget and word.start not in taken:
+            chosen.extend(word)
         if len(chosen) == budget:
             break
     return sorted(chosen)
+
+
+def disjoint_masks(span, word_starts, mask_rate, draws, rng):
+    """`draws` whole-word masks of `span` (whole_word_mask's) that share no word; a draw that finds
+    no word left is dropped. The first is whole_word_mask's own for the same `rng` state."""
+    masks, taken = [], set()
+    for _ in range(draws):
+        positions = whole_word_mask(span, word_starts, mask_rate, rng, taken)
+        if positions:
+            masks.append(positions)
+            taken.update(positions)
+    return masks
 
 
 def condition_inputs(text, positions, span_length, tokenizer):
@@ -109,23 +126,40 @@ def condition_inputs(text, positions, span_length, tokenizer):
 
 def predict_correct(model, rows, batch_size):
     """For each (input_word_ids, input_mask, masked_lm_positions, true ids) row, the per-position
-    correctness (argmax of the MLM logits) and cross-entropy."""
+    correctness (argmax of the MLM logits) and cross-entropy. Rows of a batch may mask different
+    numbers of positions (a last, smaller draw): the shorter are padded with position 0 and cut."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     call = tf.function(lambda inputs: model(inputs)["mlm_logits"], reduce_retracing=True)
     correct, losses = [], []
     for first in range(0, len(rows), batch_size):
         batch = rows[first:first + batch_size]
-        inputs = {name: np.stack([row[column] for row in batch])
+        counts = [len(row[2]) for row in batch]
+        padded = [(*row[:2], *(np.pad(column, (0, max(counts) - len(column))) for column in row[2:]))
+                  for row in batch]
+        inputs = {name: np.stack([row[column] for row in padded])
                   for column, name in enumerate(("input_word_ids", "input_mask", "masked_lm_positions"))}
         inputs["input_type_ids"] = np.zeros_like(inputs["input_word_ids"])
         logits = np.asarray(call(inputs), np.float64)
-        truth = np.stack([row[3] for row in batch])
+        truth = np.stack([row[3] for row in padded])
         log_probs = logits - logits.max(-1, keepdims=True)
         log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
-        correct.extend(logits.argmax(-1) == truth)
-        losses.extend(-np.take_along_axis(log_probs, truth[..., None], -1)[..., 0])
+        row_losses = -np.take_along_axis(log_probs, truth[..., None], -1)[..., 0]
+        row_correct = logits.argmax(-1) == truth
+        correct.extend(row_correct[i, :count] for i, count in enumerate(counts))
+        losses.extend(row_losses[i, :count] for i, count in enumerate(counts))
     return correct, losses
+
+
+def by_passage(per_row, row_passages):
+    """predict_correct's (correct, losses) per row joined into one array per passage (its draws)."""
+    joined = []
+    for values in per_row:
+        groups = {}
+        for passage, value in zip(row_passages, values):
+            groups.setdefault(passage, []).append(value)
+        joined.append([np.concatenate(groups[passage]) for passage in sorted(groups)])
+    return tuple(joined)
 
 
 def paired_difference(correct_a, correct_b):
@@ -164,6 +198,9 @@ def check_args(args, config):
                          f"max_position_embeddings ({config.max_position_embeddings})")
     if not 0 < args.mask_rate < 1:
         raise ValueError(f"--mask_rate must be between 0 and 1 (exclusive); got {args.mask_rate}")
+    if not 1 <= args.mask_draws <= math.ceil(1 / args.mask_rate):
+        raise ValueError(f"--mask_draws must be between 1 and ceil(1 / --mask_rate) = {math.ceil(1 / args.mask_rate)} "
+                         f"(disjoint draws of whole words); got {args.mask_draws}")
     for flag in ("batch_size", "max_passages"):
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise ValueError(f"--{flag} must be a positive integer; got {getattr(args, flag)}")
@@ -197,19 +234,22 @@ def evaluate(args):
     print(report)
     span_length, text_length = args.target_length - 2, args.passage_length - 2
     word_starts, rng = start_piece_flags(tokenizer.vocab, tokenizer.is_spm), np.random.default_rng(args.seed)
-    rows = {name: [] for name in CONDITIONS}
-    for document_index, start in found:
+    rows, row_passages = {name: [] for name in CONDITIONS}, []
+    for passage_index, (document_index, start) in enumerate(found):
         text = documents[document_index][start:start + text_length]
-        positions = whole_word_mask(text[-span_length:], word_starts, args.mask_rate, rng)
-        truth = np.asarray(text[-span_length:], np.int32)[positions]
-        for name, inputs in condition_inputs(text, positions, span_length, tokenizer).items():
-            rows[name].append((*inputs, truth))
-    results = {name: predict_correct(model, rows[name], args.batch_size) for name in CONDITIONS}
+        for positions in disjoint_masks(text[-span_length:], word_starts, args.mask_rate, args.mask_draws, rng):
+            truth = np.asarray(text[-span_length:], np.int32)[positions]
+            for name, inputs in condition_inputs(text, positions, span_length, tokenizer).items():
+                rows[name].append((*inputs, truth))
+            row_passages.append(passage_index)
+    results = {name: by_passage(predict_correct(model, rows[name], args.batch_size), row_passages)
+               for name in CONDITIONS}
     predictions = sum(len(c) for c in results["whole_passage"][0])
     return {
         "init_checkpoint": args.init_checkpoint, "albert_config_file": args.albert_config_file,
         "heldout_file": args.heldout_file, "passage_length": args.passage_length,
-        "target_length": args.target_length, "mask_rate": args.mask_rate, "seed": args.seed,
+        "target_length": args.target_length, "mask_rate": args.mask_rate, "mask_draws": args.mask_draws,
+        "seed": args.seed,
         "masking": "whole words, every piece [MASK]", "mixed_precision": args.mixed_precision,
         "documents": len(documents), "documents_too_short": too_short,
         "passages": len(found),
@@ -235,6 +275,8 @@ def main():
     parser.add_argument("--target_length", type=int, default=512,
                         help="the span_only input's length: the span is its text, this minus [CLS] and [SEP]")
     parser.add_argument("--mask_rate", type=float, default=0.15)
+    parser.add_argument("--mask_draws", type=int, default=1,
+                        help="ask each span this many times with disjoint masks (ceil(1 / --mask_rate): every token once)")
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--batch_size", type=int, default=2)
     parser.add_argument("--mixed_precision", choices=PRECISION_POLICIES, default="float32")
@@ -253,7 +295,8 @@ def main():
 
         write_json(args.json, result)
     print(f"{result['passages']} passages of {args.passage_length} tokens from {result['documents']} documents "
-          f"({result['documents_too_short']} too short), {result['predictions']} predictions")
+          f"({result['documents_too_short']} too short), {result['predictions']} predictions "
+          f"({args.mask_draws} mask draws per span)")
     print("| condition | masked-LM accuracy | loss |\n|---|---|---|")
     for name, row in result["conditions"].items():
         print(f"| {name} | {row['accuracy']:.4f} | {row['loss']:.4f} |")

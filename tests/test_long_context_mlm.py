@@ -70,6 +70,24 @@ def test_whole_word_mask_takes_whole_words_up_to_the_budget(tokenizer):
         long_context.whole_word_mask(span, word_starts, 0.3, np.random.default_rng(3))
 
 
+def test_disjoint_masks_cover_the_span_once_and_start_with_the_single_draw(tokenizer):
+    span = tokenizer.encode("It is a truth universally acknowledged, that a single man in possession of a good "
+                            "fortune, must be in want of a wife. However little known the feelings or views of "
+                            "such a man may be on his first entering a neighbourhood, this truth is so well fixed.")
+    word_starts = long_context.start_piece_flags(tokenizer.vocab, tokenizer.is_spm)
+    starts = [i for i in range(len(span)) if i == 0 or word_starts[span[i]]]
+    words = [set(range(a, b)) for a, b in zip(starts, starts[1:] + [len(span)])]
+    budget = round(0.15 * len(span))
+    for seed in range(10):
+        masks = long_context.disjoint_masks(span, word_starts, 0.15, math.ceil(1 / 0.15), np.random.default_rng(seed))
+        assert sorted(p for mask in masks for p in mask) == list(range(len(span)))  # every token once
+        assert all(len(mask) <= budget for mask in masks) and len(masks[0]) == budget
+        assert all(word <= set(mask) or not word & set(mask) for mask in masks for word in words)
+        assert masks[0] == long_context.whole_word_mask(span, word_starts, 0.15, np.random.default_rng(seed))
+        two = long_context.disjoint_masks(span, word_starts, 0.15, 2, np.random.default_rng(seed))
+        assert two == masks[:2]
+
+
 def test_the_conditions_share_the_masks_and_the_short_input_is_exactly_the_span(tokenizer):
     text = list(range(100, 130))
     span_length, positions = 8, [1, 2, 6]
@@ -141,12 +159,21 @@ def test_the_comparison_runs_on_the_bundled_books(monkeypatch, capsys, heldout_f
     assert all(0 <= row["accuracy"] <= 1 and row["loss"] > 0 for row in result["conditions"].values())
     assert "whole_passage - span_only" in result["comparisons"] and "| span_only |" in output.out
 
+    # every token of every span asked once, in 7 draws
+    code, output = _run(monkeypatch, capsys, *flags, "--mask_draws=7", f"--json={out}")
+    assert code == 0, output.err
+    covered = json.loads(out.read_text())
+    assert covered["mask_draws"] == 7 and covered["passages"] == result["passages"]
+    assert covered["predictions"] == result["passages"] * 62
+    assert all(0 <= row["accuracy"] <= 1 and row["loss"] > 0 for row in covered["conditions"].values())
+
 
 @pytest.mark.parametrize("flag, words", [
     ("--target_length=256", ["--target_length", "below --passage_length"]),
     ("--passage_length=2048", ["--passage_length", "max_position_embeddings"]),
     ("--mask_rate=0", ["--mask_rate"]),
     ("--batch_size=0", ["--batch_size"]),
+    ("--mask_draws=8", ["--mask_draws", "ceil(1 / --mask_rate) = 7"]),
     ("--heldout_file=/nonexistent/heldout.txt", ["--heldout_file", "/nonexistent/heldout.txt"]),
     ("--passage_length=1024", ["--heldout_file", "1022 tokens"]),
 ])
