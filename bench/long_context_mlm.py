@@ -167,6 +167,9 @@ def paired_difference(correct_a, correct_b):
     standard error over passages (the ratio estimator's, clustered by passage; with equal
     predictions per passage it is the sample std of the passages' differences over sqrt(passages))
     and over predictions (the sample std of the per-prediction differences over sqrt(N))."""
+    if not sum(len(a) for a in correct_a):
+        return {"difference": None, "se_passages": None, "z_passages": None, "se_predictions": None,
+                "z_predictions": None}
     per_prediction = np.concatenate([np.asarray(a, float) - np.asarray(b, float) for a, b in zip(correct_a, correct_b)])
     counts = np.array([len(a) for a in correct_a], float)
     sums = np.array([np.sum(np.asarray(a, float) - np.asarray(b, float)) for a, b in zip(correct_a, correct_b)])
@@ -234,7 +237,7 @@ def evaluate(args):
     print(report)
     span_length, text_length = args.target_length - 2, args.passage_length - 2
     word_starts, rng = start_piece_flags(tokenizer.vocab, tokenizer.is_spm), np.random.default_rng(args.seed)
-    rows, row_passages = {name: [] for name in CONDITIONS}, []
+    rows, row_passages, row_in_context_only = {name: [] for name in CONDITIONS}, [], []
     for passage_index, (document_index, start) in enumerate(found):
         text = documents[document_index][start:start + text_length]
         for positions in disjoint_masks(text[-span_length:], word_starts, args.mask_rate, args.mask_draws, rng):
@@ -242,8 +245,13 @@ def evaluate(args):
             for name, inputs in condition_inputs(text, positions, span_length, tokenizer).items():
                 rows[name].append((*inputs, truth))
             row_passages.append(passage_index)
+            row_in_context_only.append(found_only_in_context(text, positions, span_length))
     results = {name: by_passage(predict_correct(model, rows[name], args.batch_size), row_passages)
                for name in CONDITIONS}
+    (in_context_only,) = by_passage((row_in_context_only,), row_passages)
+    subset = {name: tuple([values[in_context_only[i]] for i, values in enumerate(per_passage)]
+                          for per_passage in result)
+              for name, result in results.items()}
     predictions = sum(len(c) for c in results["whole_passage"][0])
     return {
         "init_checkpoint": args.init_checkpoint, "albert_config_file": args.albert_config_file,
@@ -255,11 +263,32 @@ def evaluate(args):
         "passages": len(found),
         "passages_per_document": {str(i): sum(d == i for d, _ in found) for i in sorted({d for d, _ in found})},
         "predictions": predictions,
-        "conditions": {name: {"accuracy": float(np.mean(np.concatenate(correct))),
-                              "loss": float(np.mean(np.concatenate(loss)))}
-                       for name, (correct, loss) in results.items()},
+        **summary(results),
+        "found_only_in_context": {"predictions": int(sum(np.sum(flags) for flags in in_context_only)),
+                                  **summary(subset)},
+    }
+
+
+def summary(results):
+    """Each condition's accuracy and loss, and the paired differences, of {condition: (correct, losses)}."""
+    return {
+        "conditions": {name: {"accuracy": _mean(correct), "loss": _mean(loss)} for name, (correct, loss) in results.items()},
         "comparisons": {f"{a} - {b}": paired_difference(results[a][0], results[b][0]) for a, b in COMPARISONS},
     }
+
+
+def _mean(per_passage):
+    values = np.concatenate(per_passage)
+    return float(np.mean(values)) if values.size else None
+
+
+def found_only_in_context(text, positions, span_length):
+    """For each masked position of the span, whether its token is in the context before the span and
+    nowhere among the span's unmasked tokens: what only the whole passage can show the model."""
+    span, context = text[-span_length:], set(text[:-span_length])
+    masked = set(positions)
+    visible = {token for i, token in enumerate(span) if i not in masked}
+    return np.array([span[i] in context and span[i] not in visible for i in positions], bool)
 
 
 def main():
@@ -297,13 +326,17 @@ def main():
     print(f"{result['passages']} passages of {args.passage_length} tokens from {result['documents']} documents "
           f"({result['documents_too_short']} too short), {result['predictions']} predictions "
           f"({args.mask_draws} mask draws per span)")
-    print("| condition | masked-LM accuracy | loss |\n|---|---|---|")
-    for name, row in result["conditions"].items():
-        print(f"| {name} | {row['accuracy']:.4f} | {row['loss']:.4f} |")
-    print("| comparison | difference | SE over passages (z) | SE over predictions (z) |\n|---|---|---|---|")
-    for name, row in result["comparisons"].items():
-        print(f"| {name} | {row['difference']:+.4f} | {_number(row['se_passages'])} ({_number(row['z_passages'], '+.2f')}) | "
-              f"{_number(row['se_predictions'])} ({_number(row['z_predictions'], '+.2f')}) |")
+    for part, title in ((result, "all predictions"),
+                        (result["found_only_in_context"], "predictions whose token only the context holds")):
+        print(f"\n{title} ({part['predictions']})")
+        print("| condition | masked-LM accuracy | loss |\n|---|---|---|")
+        for name, row in part["conditions"].items():
+            print(f"| {name} | {_number(row['accuracy'])} | {_number(row['loss'])} |")
+        print("| comparison | difference | SE over passages (z) | SE over predictions (z) |\n|---|---|---|---|")
+        for name, row in part["comparisons"].items():
+            print(f"| {name} | {_number(row['difference'], '+.4f')} | {_number(row['se_passages'])} "
+                  f"({_number(row['z_passages'], '+.2f')}) | {_number(row['se_predictions'])} "
+                  f"({_number(row['z_predictions'], '+.2f')}) |")
     return 0
 
 

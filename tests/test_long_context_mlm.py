@@ -113,6 +113,17 @@ def test_the_conditions_share_the_masks_and_the_short_input_is_exactly_the_span(
     np.testing.assert_array_equal(np.delete(removed_mask, np.r_[context]), 1)
 
 
+def test_found_only_in_context_marks_masked_tokens_that_only_the_context_shows():
+    # context 1 2 3 | span 2 4 9 3 5 with positions 0, 1, 3 masked (tokens 2, 4, 3); 9 and 5 visible
+    text = [1, 2, 3, 2, 4, 9, 3, 5]
+    flags = long_context.found_only_in_context(text, [0, 1, 3], span_length=5)
+    np.testing.assert_array_equal(flags, [True, False, True])  # 4 is not in the context
+    # a masked token that the span also shows unmasked is not counted
+    np.testing.assert_array_equal(long_context.found_only_in_context([2, 2, 2, 7], [0], span_length=3), [False])
+    # an empty subset has no difference
+    assert long_context.paired_difference([np.zeros(0)], [np.zeros(0)])["difference"] is None
+
+
 def test_standard_errors_match_numpy():
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 2, (40, 9)), rng.integers(0, 2, (40, 9))
@@ -166,6 +177,10 @@ def test_the_comparison_runs_on_the_bundled_books(monkeypatch, capsys, heldout_f
     assert covered["mask_draws"] == 7 and covered["passages"] == result["passages"]
     assert covered["predictions"] == result["passages"] * 62
     assert all(0 <= row["accuracy"] <= 1 and row["loss"] > 0 for row in covered["conditions"].values())
+    only_context = covered["found_only_in_context"]
+    assert 0 < only_context["predictions"] < covered["predictions"]
+    assert set(only_context["conditions"]) == set(long_context.CONDITIONS)
+    assert "predictions whose token only the context holds" in output.out
 
 
 @pytest.mark.parametrize("flag, words", [
