@@ -272,11 +272,10 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=4, help="untimed requests per case, one at a time")
     parser.add_argument("--export_kernels", default="cpu_serving", help="the export's kernel set")
     parser.add_argument("--bf16", action="store_true", help="export the mixed_bfloat16 model (AVX-512 BF16 / AMX CPUs)")
-    parser.add_argument("--no_onnx", action="store_true", help="the export only")
     parser.add_argument("--runtimes", default="export,litert,ort",
                         help="which of export, litert, ort to time (one per process keeps their thread pools apart)")
-    parser.add_argument("--tflite", default="dynamic_int8", choices=["none", "float32", "dynamic_int8"],
-                        help="also the LiteRT model of this quantization (run_classifier.py --export_serving_tflite)")
+    parser.add_argument("--tflite", default="dynamic_int8", choices=["float32", "dynamic_int8"],
+                        help="the LiteRT model's quantization (run_classifier.py --export_serving_tflite)")
     parser.add_argument("--num_tflite_pools", type=int, default=len(os.sched_getaffinity(0)),
                         help="TF Serving's --num_tflite_pools: interpreters answering at once (default: the usable cores)")
     parser.add_argument("--tflite_threads", type=int, default=None,
@@ -302,11 +301,11 @@ def main(argv=None):
     chosen = set(args.runtimes.split(","))
     serve_export, classifier = export_serving(config, workdir, args.export_kernels, args.bf16)
     runtimes = {f"export_{args.export_kernels}{'_bf16' if args.bf16 else ''}": serve_export} if "export" in chosen else {}
-    if args.tflite != "none" and "litert" in chosen:
+    if "litert" in chosen:
         threads = args.tflite_threads or max(1, len(os.sched_getaffinity(0)) // args.num_tflite_pools)
         runtimes[f"litert_{args.tflite}"] = litert_serving(classifier, args.tflite, args.num_tflite_pools, threads)
         print(f"LiteRT: {args.num_tflite_pools} interpreter pools of {threads} thread(s)")
-    if not args.no_onnx and "ort" in chosen:
+    if "ort" in chosen:
         runtimes["ort_fp32"] = onnx_serving(classifier, workdir)
     print(f"batching: max_batch_size {args.max_batch_size}, batch_timeout_micros {args.batch_timeout_micros}, "
           f"num_batch_threads {args.num_batch_threads}, {args.requests} requests per case")

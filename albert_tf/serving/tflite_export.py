@@ -21,7 +21,7 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.choices import TFLITE_QUANTIZATIONS as QUANTIZATIONS
+from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.models.albert_model import INPUT_NAMES
 
@@ -32,8 +32,8 @@ SERVING_TFLITE_FILE = "model.tflite"
 def tflite_classifier(classifier, quantization="dynamic_int8"):
     """The LiteRT flatbuffer (bytes) of `classifier` (an `AlbertClassifier`), float32 weights or
     dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
-    if quantization not in QUANTIZATIONS:
-        raise ValueError(f"quantization must be one of {list(QUANTIZATIONS)}, got {quantization!r}")
+    if quantization not in TFLITE_QUANTIZATIONS:
+        raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
     model = type(classifier).from_config({**classifier.get_config(), "dtype": None}, kernels="reference")
     model.set_weights(classifier.get_weights())
 
@@ -50,12 +50,12 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
     return converter.convert()
 
 
-def tflite_paths(export_dir, quantizations=QUANTIZATIONS):
+def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS):
     """`<export_dir>/classifier_<quantization>.tflite` for each of `quantizations`."""
     return [os.path.join(export_dir, f"classifier_{quantization}.tflite") for quantization in quantizations]
 
 
-def export_tflite(classifier, export_dir, quantizations=QUANTIZATIONS):
+def export_tflite(classifier, export_dir, quantizations=TFLITE_QUANTIZATIONS):
     """Writes `tflite_paths(export_dir, quantizations)`; returns them. Existing files are refused
     (ValueError), never replaced; the files appear together once all are written, or none does."""
     paths = tflite_paths(export_dir, quantizations)
