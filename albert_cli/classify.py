@@ -217,14 +217,9 @@ def predict(task, classifier, tokenizer, cache_dir):
         logging.info("wrote %s (%d rows)", path, len(data.examples))
 
 
-def export(task, classifier, config):
-    from albert_tf import AlbertClassifier  # pylint: disable=g-import-not-at-top
+def export(task, classifier):
     from albert_tf.serving.classifier_export import export_classifier  # pylint: disable=g-import-not-at-top
 
-    if compute_dtype():  # serve in float32: portable to every TF Serving build and device
-        exported = AlbertClassifier(config, task.num_labels)
-        exported.set_weights(classifier.get_weights())
-        classifier = exported
     path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
                              do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
                              version=FLAGS.export_version, kernels=FLAGS.export_kernels,
@@ -317,7 +312,7 @@ def main(argv):
     if FLAGS.do_predict:
         predict(task, classifier, tokenizer, cache_dir)
     if FLAGS.export_dir:
-        export(task, classifier, config)
+        export(task, classifier)
     if FLAGS.export_tflite:
         from albert_tf.serving.tflite_export import export_tflite  # pylint: disable=g-import-not-at-top
 

@@ -124,11 +124,8 @@ def report(model, splits, batch_size, name):
     return predictions
 
 
-def export(model, config):
-    exported = AlbertMultipleChoice(config)
-    exported(exported.example_inputs(), training=False)
-    exported.set_weights(model.get_weights())  # float32: portable to every TF Serving build and device
-    path = export_race(exported, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
+def export(model):
+    path = export_race(model, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
                        max_seq_length=FLAGS.max_seq_length, max_qa_length=FLAGS.max_qa_length,
                        version=FLAGS.export_version, **request_bounds())
     print(f"exported the serving SavedModel to {path}")
@@ -158,4 +155,4 @@ def main(argv):
             example.example_id: "ABCD"[int(choice)]
             for level, examples in rows.items() for example, choice in zip(examples, predictions[level])})
     if FLAGS.export_dir:
-        export(model, config)
+        export(model)

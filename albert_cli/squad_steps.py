@@ -144,12 +144,8 @@ def export_threshold(predicted_metrics):
                      "--predict_file with answers, or a fine-tuned --output_dir")
 
 
-def export(model, config, threshold):
-    exported = AlbertQuestionAnswering(config, version_2_with_negative=FLAGS.version_2_with_negative,
-                                       start_n_top=FLAGS.start_n_top, end_n_top=FLAGS.end_n_top)
-    exported(exported.example_inputs(), training=False)
-    exported.set_weights(model.get_weights())  # float32: portable to every TF Serving build and device
-    path = export_squad(exported, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
+def export(model, threshold):
+    path = export_squad(model, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
                         max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
                         max_query_length=FLAGS.max_query_length, n_best_size=FLAGS.n_best_size,
                         max_answer_length=FLAGS.max_answer_length, null_score_diff_threshold=threshold,
@@ -191,4 +187,4 @@ def main(argv):
     model = trained_model(FLAGS, lambda init: build_model(config, strategy, init))
     metrics = predict(model, dev) if FLAGS.do_predict else None
     if FLAGS.export_dir:
-        export(model, config, export_threshold(metrics))
+        export(model, export_threshold(metrics))

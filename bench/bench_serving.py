@@ -83,14 +83,16 @@ def ids_batch(batch, seq, vocab, seed=0):
             "input_type_ids": np.zeros((batch, seq), np.int32)}
 
 
-def write_exports(models, kernel_sets, workdir):
-    """{name: SavedModel path} for every (dtype suffix, model) in `models` and every kernel set."""
+def write_exports(classifier, dtypes, kernel_sets, workdir):
+    """{name: SavedModel path} of `classifier` for every (name suffix, dtype policy) in `dtypes` and every
+    kernel set."""
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
 
-    return {kernels + suffix: export_classifier(model, get_task("sst-2"), SPM_MODEL, os.path.join(workdir, kernels + suffix),
-                                                max_seq_length=512, version=1, kernels=kernels)
-            for suffix, model in models.items() for kernels in kernel_sets}
+    return {kernels + suffix: export_classifier(classifier, get_task("sst-2"), SPM_MODEL,
+                                                os.path.join(workdir, kernels + suffix), max_seq_length=512,
+                                                version=1, kernels=kernels, dtype=dtype)
+            for suffix, dtype in dtypes.items() for kernels in kernel_sets}
 
 
 def write_tflite(classifier, workdir):
@@ -186,13 +188,13 @@ def in_process_model(config_file, weights_file):
     import tensorflow as tf
 
     from albert_tf import AlbertClassifier, AlbertConfig
-    from albert_tf.kernels import with_kernels
+    from albert_tf.models import rebuilt
 
     config = AlbertConfig.from_json_file(config_file)
     classifier = AlbertClassifier(config, num_labels=2)
     classifier({name: tf.constant(value) for name, value in ids_batch(1, 8, config.vocab_size).items()})
     classifier.load_weights(weights_file)
-    model = with_kernels(classifier, "cpu_inference")
+    model = rebuilt(classifier, kernels="cpu_inference")
 
     @tf.function
     def logits(inputs):
@@ -353,12 +355,11 @@ def main(argv=None):
     classifier = AlbertClassifier(config, num_labels=2)
     classifier({name: tf.constant(value) for name, value in ids_batch(1, 8, config.vocab_size).items()})
     workdir = tempfile.mkdtemp(prefix="bench_serving_")
-    models = {} if args.no_float32_exports else {"": classifier}
+    dtypes = {} if args.no_float32_exports else {"": "float32"}
     if args.bf16:
-        models["_bf16"] = AlbertClassifier(config, num_labels=2, dtype="mixed_bfloat16")
-        models["_bf16"].set_weights(classifier.get_weights())
+        dtypes["_bf16"] = "mixed_bfloat16"
     plan = {"config": os.path.abspath(args.config), "weights": os.path.join(workdir, "classifier.weights.h5"),
-            "exports": write_exports(models, args.export_kernels.split(","), workdir),
+            "exports": write_exports(classifier, dtypes, args.export_kernels.split(","), workdir),
             "onnx": {}, "hf_dir": None, "tflite": {} if args.no_tflite else write_tflite(classifier, workdir),
             "threads": args.threads, "inter_op_threads": args.inter_op_threads,
             "ort_spinning": (args.ort_spinning if args.in_process else None)}

@@ -197,12 +197,9 @@ def export_serving(config, workdir, kernels, bf16, seed=0):
 
     tf.keras.utils.set_random_seed(seed)
     classifier = AlbertClassifier(config, num_labels=2)
-    served = classifier
-    if bf16:
-        served = AlbertClassifier(config, num_labels=2, dtype="mixed_bfloat16")
-        served.set_weights(classifier.get_weights())
-    path = export_classifier(served, get_task("sst-2"), SPM_MODEL, os.path.join(workdir, "export"),
-                             max_seq_length=512, version=1, kernels=kernels)
+    path = export_classifier(classifier, get_task("sst-2"), SPM_MODEL, os.path.join(workdir, "export"),
+                             max_seq_length=512, version=1, kernels=kernels,
+                             dtype="mixed_bfloat16" if bf16 else "float32")
     signature = tf.saved_model.load(path).signatures["serve_token_ids"]
 
     def serve(inputs):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from albert_tf import AlbertClassifier, kernels
+from albert_tf.models import copied, rebuilt
 from model_test_data import backbone_inputs, batch_for, tiny
 
 
@@ -36,13 +37,35 @@ def test_unknown_names_are_refused():
 
 
 @pytest.mark.parametrize("name", ["cpu", "cpu_inference", "cpu_serving"])
-def test_with_kernels_copies_config_and_weights(name):
+def test_rebuilt_copies_config_and_weights(name):
     config = tiny()
     model = AlbertClassifier(config, num_labels=3)
-    copy = kernels.with_kernels(model, name)
+    copy = rebuilt(model, kernels=name)
     assert copy is not model and copy.kernels == name and copy.num_labels == 3
-    assert kernels.with_kernels(copy, name) is copy
+    assert rebuilt(copy, kernels=name) is copy
     for ours, theirs in zip(model.weights, copy.weights):
         np.testing.assert_array_equal(ours, theirs)
     inputs = backbone_inputs(batch_for(config))
     np.testing.assert_allclose(copy(inputs)["logits"], model(inputs)["logits"], atol=1e-5)
+
+
+def test_rebuilt_changes_the_dtype_policy_and_keeps_the_weights():
+    config = tiny()
+    model = AlbertClassifier(config, num_labels=2)
+    assert rebuilt(model, dtype="float32") is model and rebuilt(model) is model
+    mixed = rebuilt(model, dtype="mixed_bfloat16", kernels="cpu")
+    assert mixed.dtype_policy_name == "mixed_bfloat16" and mixed.kernels == "cpu"
+    for ours, theirs in zip(model.weights, mixed.weights):
+        np.testing.assert_array_equal(ours, theirs)
+    back = rebuilt(mixed, dtype="float32", kernels="reference")
+    assert back.dtype_policy_name == "float32" and back.kernels == "reference"
+    inputs = backbone_inputs(batch_for(config))
+    np.testing.assert_array_equal(back(inputs)["logits"], model(inputs)["logits"])
+
+
+def test_copied_is_always_a_new_model():
+    model = AlbertClassifier(tiny(), num_labels=2)
+    copy = copied(model)
+    assert copy is not model and copy.kernels == model.kernels
+    for ours, theirs in zip(model.weights, copy.weights):
+        np.testing.assert_array_equal(ours, theirs)

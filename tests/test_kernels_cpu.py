@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertPretrainingModel, kernels
+from albert_tf.models import rebuilt
 from albert_tf.kernels import xla_elementwise
 from albert_tf.kernels.gelu import gelu
 from albert_tf.layers.attention import attention_bias
@@ -175,7 +176,7 @@ def pretraining_step_in_both_modes(config, dtype, inputs):
     # float16 gradients this small underflow without a loss scale, as in mixed_float16 training.
     loss_scale = 2.0**12 if dtype == "mixed_float16" else 1.0
     for mode, name in MODES.items():
-        model = kernels.with_kernels(reference, name)
+        model = rebuilt(reference, kernels=name)
 
         @tf.function
         def step():

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertModel, AlbertPretrainingModel, kernels
+from albert_tf.models import rebuilt
 from albert_tf.kernels.cpu_inference import onednn_forms_apply, onednn_runs
 from albert_tf.layers import FeedForwardSubLayer
 from albert_tf.layers.attention import attention_bias
@@ -112,7 +113,7 @@ def inference_in_both_forms(model, inputs):
     copy, each traced."""
     outputs = {}
     for name, kernel_set in (("onednn", "cpu_inference"), ("portable", "reference")):
-        copy = kernels.with_kernels(model, kernel_set)
+        copy = rebuilt(model, kernels=kernel_set)
         outputs[name] = tf.function(lambda batch: copy(batch))(inputs)
     return outputs
 

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertModel, kernels
+from albert_tf.models import rebuilt
 from albert_tf.glue.tasks import get_task
 from albert_tf.kernels import cpu_inference
 from albert_tf.models.albert_model import INPUT_NAMES
@@ -42,7 +43,7 @@ def test_cpu_serving_traces_plain_ops_whatever_the_tracing_machine_runs(shapes, 
         assert xla_compiled_functions(graphs[has_onednn]) == []
     assert op_types(graphs[True]) == op_types(graphs[False])
     # cpu_inference, by contrast, changes with the machine (and holds an XLA kernel at static shapes).
-    inference = kernels.with_kernels(model, "cpu_inference")
+    inference = rebuilt(model, kernels="cpu_inference")
     assert op_types(traced_graph(inference, shapes)) != op_types(graphs[True])
 
 
@@ -65,7 +66,7 @@ def test_cpu_serving_runs_fused_matmuls_and_one_layer_norm_per_sub_layer():
 def test_cpu_serving_computes_the_reference_values(policy):
     config = tiny()
     model = AlbertModel(config, dtype=None if policy == "float32" else policy)
-    serving = kernels.with_kernels(model, "cpu_serving")
+    serving = rebuilt(model, kernels="cpu_serving")
     inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
     spec = [{k: tf.TensorSpec([None, None], tf.int32) for k in inputs}]
     got, want = (tf.function(lambda batch, m=m: m(batch, training=False), input_signature=spec)(inputs)
@@ -177,3 +178,15 @@ def test_cpu_serving_makes_the_weight_forms_once_as_variables(policy, forms_per_
     assert not any(form.trainable for form in forms)
     np.testing.assert_array_equal(first, again)
     assert {form.dtype.name for form in made} == {"float32" if policy == "float32" else "bfloat16"}
+
+
+def test_exports_trace_float32_unless_asked_for_another_dtype():
+    task = get_task("sst-2")
+    mixed = AlbertClassifier(tiny(), task.num_labels, dtype="mixed_bfloat16", kernels="cpu")
+    portable = ClassifierServingModule(mixed, task.text_feature_names, task.labels, SPM_MODEL, max_seq_length=32)
+    assert portable.classifier.dtype_policy_name == "float32" and portable.classifier.kernels == "reference"
+    kept = ClassifierServingModule(mixed, task.text_feature_names, task.labels, SPM_MODEL, max_seq_length=32,
+                                   kernels="cpu_serving", dtype="mixed_bfloat16")
+    assert kept.classifier.dtype_policy_name == "mixed_bfloat16" and kept.classifier.kernels == "cpu_serving"
+    for ours, theirs in zip(mixed.weights, portable.classifier.weights):
+        np.testing.assert_array_equal(ours, theirs)

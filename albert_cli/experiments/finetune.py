@@ -7,7 +7,7 @@ from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
 from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.tasks import get_task
-from albert_tf.models import AlbertClassifier, AlbertModel
+from albert_tf.models import AlbertClassifier, copied
 from albert_tf.text.tokenization import AlbertTokenizer
 
 
@@ -27,8 +27,7 @@ def fine_tune_and_score(backbone, setup):
     train_path, _ = split_data(task, "train", setup)
     dev_path, dev_labels = split_data(task, "dev", setup)
     keras.utils.set_random_seed(setup.seed)
-    copy = AlbertModel.from_config(backbone.get_config())
-    copy.set_weights(backbone.get_weights())
+    copy = copied(backbone, kernels="reference")
     classifier = AlbertClassifier(backbone=copy, num_labels=task.num_labels)
     model = training.logits_model(classifier)
     model.compile(

@@ -12,7 +12,8 @@ through (see `albert_tf.kernels.reference`).
 
 A model takes one by name (`kernels=`, at construction and at load), builds it once and hands it
 to its layers; the name is not part of the model's config or saved files (a runtime choice, like
-the device). All compute the same values to float rounding (tested).
+the device); `albert_tf.models.rebuilt` gives a built model in another set. All compute the same
+values to float rounding (tested).
 """
 
 KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
@@ -70,12 +71,3 @@ def choose(kernels, logical_devices, deterministic=False):
     logging.info("--kernels=auto: using the %r kernel set (%s)", chosen, why)
     return chosen
 
-
-def with_kernels(model, kernels):
-    """`model` itself if it computes with `kernels`, else a copy of it (same config and weights)
-    that does: e.g. the reference form of a model trained with the CPU kernels, for an export."""
-    if model.kernels == kernels:
-        return model
-    copy = type(model).from_config(model.get_config(), kernels=kernels)
-    copy.set_weights(model.get_weights())
-    return copy

@@ -3,4 +3,4 @@
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.classifier_model import AlbertClassifier
 from albert_tf.models.pretraining_model import AlbertPretrainingModel
-from albert_tf.models.serialization import load_model
+from albert_tf.models.serialization import copied, load_model, rebuilt

@@ -3,7 +3,8 @@ with its config from a directory of weights (`from_pretrained`).
 
 The kernel set is not part of a model's config: it is chosen where the model is built or loaded
 (`load_model(path, kernels=...)`), so that a model saved on one machine computes with the set
-that suits the machine that loads it.
+that suits the machine that loads it. `rebuilt` is the one way to have a built model in another
+dtype policy or kernel set with the same weights (an export's float32 reference form, say).
 """
 
 import contextvars
@@ -23,6 +24,27 @@ def load_model(path, kernels="reference", **load_args):
         return keras.saving.load_model(path, **load_args)
     finally:
         _KERNELS_AT_LOAD.reset(token)
+
+
+def copied(model, dtype=None, kernels=None):
+    """A new model of `model`'s class and config with its weights, computing in `dtype` (a Keras
+    dtype policy) with `kernels` (a kernel set's name); None keeps `model`'s own."""
+    config = model.get_config()
+    if dtype is not None:
+        config["dtype"] = dtype
+    copy = type(model).from_config(config, kernels=kernels or model.kernels)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+def rebuilt(model, dtype=None, kernels=None):
+    """`model` computing in `dtype` with `kernels` (None: as it does): `model` itself when it
+    already does (no second copy of the weights), else `copied(model, dtype, kernels)`."""
+    same_dtype = dtype is None or (keras.dtype_policies.get(dtype).name
+                                   == (model.dtype_policy_name or keras.config.dtype_policy().name))
+    if same_dtype and kernels in (None, model.kernels):
+        return model
+    return copied(model, dtype, kernels)
 
 
 class RebuiltFromAlbertConfig:

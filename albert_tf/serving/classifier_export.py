@@ -18,7 +18,7 @@ TensorFlow ops only) is recorded as the string variable `export_kernels`.
 import tensorflow as tf
 
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.export_kernels import ExportKernels
+from albert_tf.serving.export_kernels import PORTABLE_DTYPE, ExportKernels
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
                                               checked_text, checked_token_ids)
 from albert_tf.serving.tflite_export import SERVING_TFLITE_FILE, tflite_classifier
@@ -33,8 +33,8 @@ class ClassifierServingModule(ExportKernels):
 
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
                  max_seq_length=512, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-        super().__init__(kernels)
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, dtype=PORTABLE_DTYPE):
+        super().__init__(kernels, dtype)
         check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
         self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
         self.text_feature_names = tuple(text_feature_names)
@@ -82,18 +82,20 @@ class ClassifierServingModule(ExportKernels):
 
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
                       max_seq_length=512, version=None, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                      max_string_bytes=DEFAULT_MAX_STRING_BYTES, tflite_quantization=None):
+                      max_string_bytes=DEFAULT_MAX_STRING_BYTES, tflite_quantization=None, dtype=PORTABLE_DTYPE):
     """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`, serving requests
     of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path.
 
     With `tflite_quantization` ("float32" or "dynamic_int8"), the version also holds the classifier's
     LiteRT model as `model.tflite` (`tflite_export.SERVING_TFLITE_FILE`), which TF Serving runs instead
     of the TensorFlow graph when started with `--prefer_tflite_model=true` (token ids in, logits out).
+    The graph computes in `dtype` whatever the classifier's own policy (float32: portable; a benchmark
+    may ask for "mixed_bfloat16"); the LiteRT model always in float32.
     """
     module = ClassifierServingModule(
         classifier, task.text_feature_names, task.labels, spm_model_file,
         do_lower_case=do_lower_case, max_seq_length=max_seq_length, kernels=kernels,
-        max_batch_size=max_batch_size, max_string_bytes=max_string_bytes,
+        max_batch_size=max_batch_size, max_string_bytes=max_string_bytes, dtype=dtype,
     )
     extra_files = {}
     if tflite_quantization is not None:

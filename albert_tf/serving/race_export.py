@@ -111,8 +111,9 @@ class RaceServingModule(ExportKernels):
 def export_race(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=512, max_qa_length=128,
                 version=None, kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS,
                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-    """Writes `<export_dir>/<version>/` for a float32 `AlbertMultipleChoice`, serving requests of at most
-    `max_batch_size` questions and `max_string_bytes` bytes per string; returns that path."""
+    """Writes `<export_dir>/<version>/` for an `AlbertMultipleChoice` (traced in float32, whatever its
+    own dtype policy), serving requests of at most `max_batch_size` questions and `max_string_bytes`
+    bytes per string; returns that path."""
     module = RaceServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
                                max_qa_length=max_qa_length, kernels=kernels, max_batch_size=max_batch_size,
                                max_string_bytes=max_string_bytes)

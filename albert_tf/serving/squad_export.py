@@ -29,8 +29,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.error_text import SettingError
-from albert_tf.kernels import with_kernels
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.export_kernels import portable_form
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES,
                                               DEFAULT_MAX_WINDOWS, check_bounds, checked_text, checked_token_ids)
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
@@ -58,8 +58,7 @@ class SquadServingModule(tf.Module):
         if model.version_2_with_negative and null_score_diff_threshold is None:
             raise SettingError("a SQuAD 2.0 export needs {null_score_diff_threshold} (run_squad.py finds it on "
                                "the dev set)")
-        # The reference kernels: plain TF ops, which every TF Serving build runs (no XLA).
-        self.model = with_kernels(model, "reference")
+        self.model = portable_form(model)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         pieces = AlbertTokenizer(spm_model_file).vocab
         self._piece_bytes = tf.constant([len(p.replace(SPIECE_UNDERLINE, "").encode("utf-8")) for p in pieces],
@@ -171,9 +170,9 @@ def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
                  version=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
                  max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-    """Writes `<export_dir>/<version>/` for a float32 `AlbertQuestionAnswering`, serving requests of at most
-    `max_batch_size` questions, `max_windows` windows and `max_string_bytes` bytes per string; returns that
-    path."""
+    """Writes `<export_dir>/<version>/` for an `AlbertQuestionAnswering` (traced in float32 with the
+    reference kernels, whatever it was trained with), serving requests of at most `max_batch_size`
+    questions, `max_windows` windows and `max_string_bytes` bytes per string; returns that path."""
     module = SquadServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
                                 doc_stride=doc_stride, max_query_length=max_query_length, n_best_size=n_best_size,
                                 max_answer_length=max_answer_length,

@@ -24,6 +24,7 @@ import tensorflow as tf
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.serving.export_kernels import portable_form
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
@@ -34,8 +35,7 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
     dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
     if quantization not in TFLITE_QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
-    model = type(classifier).from_config({**classifier.get_config(), "dtype": None}, kernels="reference")
-    model.set_weights(classifier.get_weights())
+    model = portable_form(classifier)
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
     def logits(input_word_ids, input_mask, input_type_ids):
