@@ -10,7 +10,6 @@ during training and keeps the best checkpoint by the task's metric (<output_dir>
 """
 
 import os
-import sys
 
 from albert_cli.cli import prefer_onednn
 from albert_cli.tensorflow_logs import quiet_tensorflow
@@ -22,19 +21,15 @@ from absl import flags, logging
 
 from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_version, request_bounds, task_flags
-from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
-from albert_cli.output_lock import lock_output_dir
+from albert_cli.export_version import define_export_version_flag
 from albert_tf.choices import PADDING_MODES, TFLITE_QUANTIZATIONS
-from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
-                            require_positive_finite, require_recompute_trainable, run_main, settle_kernels,
-                            start_determinism)
+from albert_cli.cli import require, run_main
 from albert_tf.glue.recipes import paper_recipe
-from albert_tf.glue.tasks import AX, TASKS, get_task
-from albert_tf.io_utils import write_json
+from albert_tf.glue.tasks import TASKS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
 
-# TensorFlow and the modules that need it are imported where they are used, so that --help and
-# the flag checks answer at once.
+# What the command does is `albert_cli.fine_tuning.glue` on the fine-tuning driver, imported in
+# `main`: TensorFlow loads only past --help and the flag checks.
 
 FLAGS = flags.FLAGS
 
@@ -101,222 +96,13 @@ for _name in ("spm_model_file", "albert_config_file"):
     flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
 
 
-class SplitData:
-    """One split read, featurized (cached) and ready to batch."""
-
-    def __init__(self, task, split, tokenizer, cache_dir):
-        from albert_tf.glue import features as glue_features  # pylint: disable=g-import-not-at-top
-        from albert_tf.glue.examples import read_examples  # pylint: disable=g-import-not-at-top
-
-        self.task = task
-        example_set = read_examples(task, split, FLAGS.data_dir, FLAGS.tfds_data_dir)
-        require(example_set.examples, f"{example_set.source}: no examples")
-        self.examples = example_set.examples
-        self.path = glue_features.cached_features(
-            task, split, example_set, tokenizer, FLAGS.max_seq_length, cache_dir)
-        self.labels = [glue_features.label_value(task, example.label) for example in self.examples]
-
-    def dataset(self, batch_size, training=False, seed=None):
-        from albert_tf.glue import features as glue_features  # pylint: disable=g-import-not-at-top
-
-        return glue_features.make_dataset(
-            self.task, self.path, batch_size, FLAGS.max_seq_length, padding=FLAGS.padding,
-            training=training, seed=seed)
-
-
-def compute_dtype():
-    return None if FLAGS.mixed_precision == "float32" else FLAGS.mixed_precision
-
-
-def build_classifier(task, config, strategy, seed, init_checkpoint=None):
-    import keras  # pylint: disable=g-import-not-at-top
-
-    from albert_tf import AlbertClassifier, AlbertModel  # pylint: disable=g-import-not-at-top
-
-    keras.utils.set_random_seed(seed)
-    with strategy.scope():
-        backbone = AlbertModel(config, dtype=compute_dtype(), recompute=FLAGS.recompute, name="albert",
-                               kernels=FLAGS.kernels)
-        classifier = AlbertClassifier(backbone=backbone, num_labels=task.num_labels)
-    if init_checkpoint:
-        load_init_checkpoint(classifier, init_checkpoint, FLAGS.extend_positions)
-        if FLAGS.reinit_pooler:
-            classifier.albert.reset_pooler()
-    return classifier
-
-
-def start_message(output_dir):
-    """One line: what `output_dir` holds and what fine-tuning will do with it."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-    from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
-
-    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
-    if latest is None:
-        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {FLAGS.train_step}"
-    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
-    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
-    if step >= FLAGS.train_step:
-        return f"finished run: {found} is the last step (--train_step={FLAGS.train_step}); nothing to train"
-    return f"resuming from {found}: fine-tuning to step {FLAGS.train_step}"
-
-
-def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
-    from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
-    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
-
-    sys.stderr.write(start_message(output_dir) + "\n")
-    classifier = build_classifier(task, config, strategy, seed, FLAGS.init_checkpoint)
-    with strategy.scope():
-        optimizer = training.build_optimizer(
-            FLAGS.optimizer, FLAGS.learning_rate, FLAGS.train_step, FLAGS.warmup_step,
-            FLAGS.mixed_precision)
-        best = training.fine_tune(
-            task, classifier, optimizer, train_data.dataset(FLAGS.train_batch_size, training=True, seed=seed),
-            eval_sets, FLAGS.train_step, FLAGS.save_checkpoints_steps, output_dir,
-            keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
-    write_model_files(output_dir, config, FLAGS.spm_model_file)  # beside the checkpoints, for every tool
-    logging.info("seed %d: best %s at step %d: %s", seed, task.selection_metric, best["step"], best["metrics"])
-    return best
-
-
-def trained_classifier(task, config, strategy, output_dir):
-    """The classifier to evaluate/predict/export: the best of training, else --init_checkpoint."""
-    from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
-
-    fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
-    require(fine_tuned or FLAGS.init_checkpoint,
-            f"--output_dir {output_dir} holds no fine-tuned model (run with --do_train) and no "
-            "--init_checkpoint was given")
-    # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
-    classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
-    if fine_tuned:
-        evaluated_training.restore_best(classifier, output_dir)
-    return classifier
-
-
-def predict(task, classifier, tokenizer, cache_dir):
-    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
-    from albert_tf.glue.submission import write_submission  # pylint: disable=g-import-not-at-top
-
-    model = training.logits_model(classifier)
-    submission_dir = os.path.join(FLAGS.output_dir, "submission")
-    jobs = [(task, stem, split) for stem, split in task.submissions]
-    if task.name == "MNLI":
-        jobs.append((AX, AX.name, "test"))  # GLUE's diagnostic set is predicted by the MNLI model
-    for job_task, stem, split in jobs:
-        try:
-            data = SplitData(job_task, split, tokenizer, cache_dir)
-        except (UsageError, ValueError, FileNotFoundError) as error:
-            if job_task is not AX:
-                raise
-            logging.warning("AX diagnostic set not written: %s", error)
-            continue
-        logits = training.predict_logits(model, data.dataset(FLAGS.eval_batch_size), f"predicting {stem}")
-        path = write_submission(job_task, stem, data.examples, logits, submission_dir)
-        logging.info("wrote %s (%d rows)", path, len(data.examples))
-
-
-def export(task, classifier):
-    from albert_tf.serving.classifier_export import export_classifier  # pylint: disable=g-import-not-at-top
-
-    path = export_classifier(classifier, task, FLAGS.spm_model_file, FLAGS.export_dir,
-                             do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-                             version=FLAGS.export_version, kernels=FLAGS.export_kernels,
-                             tflite_quantization=FLAGS.export_serving_tflite, **request_bounds.request_bounds())
-    print(f"exported the serving SavedModel to {path}")
-
-
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning import driver, glue  # pylint: disable=g-import-not-at-top (TensorFlow)
 
-    from albert_cli.fine_tuning_inputs import load_tokenizer_and_config  # pylint: disable=g-import-not-at-top
-    from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
-    from albert_tf.training.distribute import get_strategy, per_replica_batch_size  # pylint: disable=g-import-not-at-top
-    from albert_tf.glue import training  # pylint: disable=g-import-not-at-top
-    from albert_tf.glue.metrics import majority_baseline  # pylint: disable=g-import-not-at-top
-
-    start_determinism(FLAGS)
-    task = get_task(FLAGS.task_name)
-    apply_recipe(task)
-    require_positive_finite("learning_rate", FLAGS.learning_rate)
-    if FLAGS.export_dir is not None:
-        require_output_dir("export_dir", FLAGS.export_dir, create=False)
-        check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
-    if FLAGS.export_tflite is not None:
-        from albert_tf.serving.tflite_export import tflite_paths  # pylint: disable=g-import-not-at-top
-
-        require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
-        existing = [path for path in tflite_paths(FLAGS.export_tflite) if os.path.exists(path)]
-        require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
-                "directory (a model in use is never replaced)")
-    tokenizer, config = load_tokenizer_and_config(FLAGS)
-    if FLAGS.recompute and FLAGS.do_train:
-        require_recompute_trainable(config)
-    try:
-        strategy = get_strategy(FLAGS.strategy, tpu_address=FLAGS.tpu_name)
-    except ValueError as error:
-        raise UsageError(f"--strategy: {error}") from None
-    settle_kernels(FLAGS)
-    if FLAGS.do_train:
-        try:
-            per_replica_batch_size(FLAGS.train_batch_size, strategy.num_replicas_in_sync)
-        except ValueError as error:
-            raise UsageError(f"--train_batch_size: {error}") from None
-    require_output_dir("output_dir", FLAGS.output_dir)
-    lock_output_dir("output_dir", FLAGS.output_dir)
-    cache_dir = FLAGS.cached_dir or os.path.join(FLAGS.output_dir, "features")
-
-    eval_sets = []
-    if FLAGS.do_train or FLAGS.do_eval:
-        for prefix, split in task.eval_splits:
-            data = SplitData(task, split, tokenizer, cache_dir)
-            eval_sets.append(training.EvalSet(prefix, data.dataset(FLAGS.eval_batch_size), data.labels))
-
-    output_dir = FLAGS.output_dir
-    train_data = None
-    if FLAGS.do_train:
-        train_data = SplitData(task, "train", tokenizer, cache_dir)
-        seeds = [FLAGS.seed + i for i in range(FLAGS.seeds)]
-        records = []
-        for seed in seeds:
-            seed_dir = FLAGS.output_dir if len(seeds) == 1 else os.path.join(FLAGS.output_dir, f"seed_{seed}")
-            tf.io.gfile.makedirs(seed_dir)
-            try:
-                best = train_one_seed(task, config, strategy, seed, train_data, eval_sets, seed_dir)
-            except evaluated_training.FineTuningDiverged as error:
-                sys.stderr.write(f"error: {flag_text(error)}\n")  # as run_pretraining: exit 1, not a usage error
-                sys.exit(1)
-            records.append(dict(best, seed=seed, output_dir=seed_dir))
-        if len(seeds) > 1:
-            summary = training.summarize_seeds(task, records)
-            summary["runs"] = records
-            write_json(os.path.join(FLAGS.output_dir, "seeds_summary.json"), summary)
-            logging.info("over %d seeds: %s", len(seeds), {k: v for k, v in summary.items() if k != "runs"})
-        best_record = max(records, key=lambda record: record["metrics"][task.selection_metric])
-        output_dir = best_record["output_dir"]
-
-    if not (FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir or FLAGS.export_tflite):
-        return
-    classifier = trained_classifier(task, config, strategy, output_dir)
-    if FLAGS.do_eval:
-        with strategy.scope():
-            metrics = training.evaluate(task, training.logits_model(classifier), eval_sets)
-        if train_data is not None:  # what "learning nothing" scores, for context
-            for eval_set in eval_sets:
-                baseline = majority_baseline(task, train_data.labels, eval_set.labels)
-                metrics.update({f"majority_baseline_{eval_set.prefix}{k}": v for k, v in baseline.items()})
-        write_json(os.path.join(FLAGS.output_dir, "eval_results.json"), metrics)
-        print(f"{task.name} dev: " + ", ".join(f"{name}={value:.4f}" for name, value in metrics.items()))
-    if FLAGS.do_predict:
-        predict(task, classifier, tokenizer, cache_dir)
-    if FLAGS.export_dir:
-        export(task, classifier)
-    if FLAGS.export_tflite:
-        from albert_tf.serving.tflite_export import export_tflite  # pylint: disable=g-import-not-at-top
-
-        print(f"wrote the LiteRT models {', '.join(export_tflite(classifier, FLAGS.export_tflite))}")
+    task = glue.GlueTask(FLAGS)
+    apply_recipe(task.glue_task)
+    driver.run(task)
 
 
 def console_main():

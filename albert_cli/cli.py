@@ -219,14 +219,16 @@ def settle_kernels(flag_values):
 
 
 def load_init_checkpoint(model, path, extend_positions=None):
-    """`--init_checkpoint`: `checkpoints.load(model, path, extend_positions=...)` (any format it
-    reads; a new head starts fresh), logged, or a `UsageError` that names the flag."""
+    """`--init_checkpoint`, the same for every command: `checkpoints.load(model, path, ...)` (any
+    format it reads) loads the backbone always, and a head of `model` only when the checkpoint holds
+    it whole with the same shapes (a checkpoint fine-tuned on the same task); any other head starts
+    fresh. Logged; a bad checkpoint is a `UsageError` that names the flag."""
     from absl import logging  # pylint: disable=g-import-not-at-top
 
     from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
 
     try:
-        report = checkpoints.load(model, path, extend_positions=extend_positions)
+        report = checkpoints.load(model, path, extend_positions=extend_positions, heads_that_differ="fresh")
     except (ValueError, FileNotFoundError) as error:
         raise UsageError(f"--init_checkpoint: cannot initialise from {path}: {error}") from None
     logging.info("init_checkpoint: %s", report)

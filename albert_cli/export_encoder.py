@@ -43,12 +43,13 @@ def main(argv):
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
     check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version, ("encoder", "preprocessing"))
     # TensorFlow loads only past --help and the flag checks.
-    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
-    config = model_config(FLAGS)
+    init_checkpoint = inspected_init_checkpoint(FLAGS)
+    config = model_config(FLAGS, init_checkpoint)
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
     except ValueError as error:
@@ -59,7 +60,7 @@ def main(argv):
     require(FLAGS.seq_length <= config.max_position_embeddings,
             f"--seq_length must be at most {config.max_position_embeddings}, got {FLAGS.seq_length}")
     encoder = AlbertModel(config)
-    load_init_checkpoint(encoder, FLAGS.init_checkpoint)
+    load_init_checkpoint(encoder, init_checkpoint)
     paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
                            do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
                            version=FLAGS.export_version, kernels=FLAGS.export_kernels,

@@ -15,6 +15,7 @@ run_race.py ...` in a checkout.
 from absl import flags
 
 from albert_cli import export_version, request_bounds, task_flags
+from albert_cli.cli import require
 from albert_cli.command import run_command
 from albert_tf.choices import MAX_RACE_QUESTIONS
 
@@ -46,9 +47,10 @@ flags.adopt_module_key_flags(request_bounds)
 
 
 def main(argv):
-    from albert_cli import race_steps  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    from albert_cli.fine_tuning import driver, race  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
 
-    race_steps.main(argv)
+    driver.run(race.RaceTask(FLAGS))
 
 
 def console_main():

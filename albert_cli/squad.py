@@ -16,6 +16,7 @@ run_squad.py ...` in a checkout.
 from absl import flags
 
 from albert_cli import export_version, request_bounds, task_flags
+from albert_cli.cli import require
 from albert_cli.command import run_command
 from albert_tf.choices import END_N_TOP, START_N_TOP
 
@@ -56,9 +57,10 @@ flags.adopt_module_key_flags(request_bounds)
 
 
 def main(argv):
-    from albert_cli import squad_steps  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
+    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+    from albert_cli.fine_tuning import driver, squad  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
 
-    squad_steps.main(argv)
+    driver.run(squad.SquadTask(FLAGS))
 
 
 def console_main():

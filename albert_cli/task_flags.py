@@ -14,7 +14,10 @@ def define_task_flags(output_dir):
     flags.DEFINE_string("albert_config_file", TINY_CONFIG, "albert_config.json of the model (default: the config of a "
                         "Hugging Face / keras-hub --init_checkpoint, else the bundled tiny one).")
     flags.DEFINE_string("init_checkpoint", None,
-                        "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script; also a Hugging Face / keras-hub directory.")
+                        "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script; also a "
+                        "Hugging Face / keras-hub directory. The backbone is always loaded from it; the task head too "
+                        "when the checkpoint holds one of the same kind and shapes (fine-tuned on this task), else "
+                        "the head starts fresh.")
     flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
     flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")

@@ -1,6 +1,7 @@
 """The one loader (`checkpoints.load`) on every format, and TF1 checkpoints out: names, round trips,
 strictness, heads only one side has, init_from_group0."""
 
+import fnmatch
 import os
 import re
 
@@ -9,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
-from albert_tf.checkpoints import CheckpointMismatchError, load, save_tf1_checkpoint, tf1_variables
+from albert_tf.checkpoints import HEAD_NAMES, CheckpointMismatchError, load, save_tf1_checkpoint, tf1_variables
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.training.resume_check import mismatches
@@ -501,3 +502,51 @@ def test_a_compiled_models_output_with_its_optimizer_starts_the_other_runners(ki
     assert report.unexpected() == ([], []) and len(report.new_heads) == len(report.other_heads) == 1
     assert any("optimizer" in name for name in report.skipped)
     np.testing.assert_array_equal(target.albert.pooler.kernel.numpy(), source.albert.pooler.kernel.numpy())
+
+
+def _head_names(model, head):
+    return {name for name in tf1_variables(model) if any(fnmatch.fnmatchcase(name, p) for p in HEAD_NAMES[head])}
+
+
+@pytest.mark.parametrize("source_make, target_make, head", [
+    (lambda c: AlbertClassifier(c, 3), lambda c: AlbertClassifier(c, 2), "classification_head"),
+    (EVERY_MODEL["squad_v1"], EVERY_MODEL["squad_v2"], "qa_head"),
+])
+def test_a_head_of_other_shapes_or_names_starts_fresh_only_when_asked(source_make, target_make, head, tmp_path):
+    source = _randomize(source_make(_config()), seed=21)
+    prefix = _object_checkpoint(source, str(tmp_path / "ckpt-1"))
+    target = _randomize(target_make(_config()), seed=22)
+    before = _values(target)
+    with pytest.raises(ValueError):
+        load(target, prefix)
+    report = load(target, prefix, heads_that_differ="fresh")
+    assert report.new_heads == (head,) and report.other_heads == (head,)
+    assert report.unexpected() == ([], [])
+    head_names = _head_names(target, head)
+    assert head_names and set(report.loaded) == set(tf1_variables(target)) - head_names
+    expected = _values(source)
+    for name, value in _values(target).items():
+        np.testing.assert_array_equal(value, before[name] if name in head_names else expected[name], err_msg=name)
+
+
+def test_a_head_that_fits_whole_is_loaded_with_heads_that_differ_fresh(tmp_path):
+    source = _randomize(AlbertClassifier(_config(), 2), seed=23)
+    target = _randomize(AlbertClassifier(_config(), 2), seed=24)
+    report = load(target, _object_checkpoint(source, str(tmp_path / "ckpt-1")), heads_that_differ="fresh")
+    assert (report.missing, report.new_heads, report.other_heads) == ((), (), ())
+    _assert_same(target, source)
+
+
+def test_an_inspected_path_is_not_inspected_again(tmp_path, monkeypatch):
+    from albert_tf.checkpoints import formats, inspect
+
+    source = _randomize(AlbertClassifier(_config(), 2), seed=25)
+    _object_checkpoint(source, str(tmp_path / "ckpt-1"))
+    (tmp_path / "albert_config.json").write_text(_config().to_json_string())
+    inspected = inspect(str(tmp_path))
+    assert (inspected.format, inspected.config_file) == (None, str(tmp_path / "albert_config.json"))
+    monkeypatch.setattr(formats.huggingface, "is_huggingface_dir", lambda path: pytest.fail("inspected again"))
+    assert formats.read_config(inspected).to_dict() == _config().to_dict()
+    target = AlbertClassifier(_config(), 2)
+    assert load(target, inspected).format == "TF2 checkpoint"
+    _assert_same(target, source)

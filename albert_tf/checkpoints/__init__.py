@@ -16,8 +16,8 @@ Where things are:
 - `formats`: which format a path holds and the config that comes with it.
 """
 
-from albert_tf.checkpoints.formats import (HUGGING_FACE, KERAS_HUB, albert_config_file, foreign_config,
-                                           foreign_format, read_config)
+from albert_tf.checkpoints.formats import (HUGGING_FACE, KERAS_HUB, InspectedPath, albert_config_file,
+                                           foreign_config, foreign_format, inspect, read_config)
 from albert_tf.checkpoints.huggingface import (albert_config_from_huggingface, huggingface_config,
                                                save_huggingface_checkpoint)
 from albert_tf.checkpoints.keras_hub import (albert_config_from_keras_hub, keras_hub_spm_model_file,
@@ -32,9 +32,9 @@ from albert_tf.checkpoints.tf1 import resolve_checkpoint_prefix, save_tf1_checkp
 
 __all__ = [
     "ALBERT_CONFIG_NAME", "BEST_CHECKPOINT_PREFIX", "CheckpointLoadReport", "CheckpointMismatchError", "HEAD_NAMES",
-    "HUGGING_FACE", "KERAS_HUB", "RELEASED_CHECKPOINT_NAME", "TRAINING_CHECKPOINT_DIR", "albert_config_file",
+    "HUGGING_FACE", "InspectedPath", "KERAS_HUB", "RELEASED_CHECKPOINT_NAME", "TRAINING_CHECKPOINT_DIR", "albert_config_file",
     "albert_config_from_huggingface", "albert_config_from_keras_hub", "backbone_variables", "foreign_config",
-    "foreign_format", "huggingface_config", "keras_hub_spm_model_file", "load", "load_foreign", "load_huggingface",
+    "foreign_format", "huggingface_config", "inspect", "keras_hub_spm_model_file", "load", "load_foreign", "load_huggingface",
     "load_keras_hub", "model_weight_keys", "open_weights", "read_config", "resolve_checkpoint_prefix",
     "save_huggingface_checkpoint", "save_keras_hub_preset", "save_tf1_checkpoint", "tf1_variables",
 ]

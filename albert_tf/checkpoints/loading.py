@@ -128,8 +128,8 @@ def _listed(names):
 def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, longer_positions=False):
     """The weights stored at `path` in any format `load` reads, named for `model` (TF1 names);
     `longer_positions`: a foreign config may have fewer positions than the model."""
+    found = formats.foreign_format(path)  # as inspected once, for an `InspectedPath`
     path = os.fspath(path)
-    found = formats.foreign_format(path)
     if found == formats.HUGGING_FACE:
         return read_huggingface(model, path, erf_gelu_as_tanh, init_from_group0, longer_positions)
     if found == formats.KERAS_HUB:
@@ -150,7 +150,8 @@ def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, lo
 
 
 def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEADS_ONLY_ONE_SIDE_HAS,
-         allow_unused=HEADS_ONLY_ONE_SIDE_HAS, erf_gelu_as_tanh=False, extend_positions=None):
+         allow_unused=HEADS_ONLY_ONE_SIDE_HAS, erf_gelu_as_tanh=False, extend_positions=None,
+         heads_that_differ="error"):
     """Loads the weights at `path` into an ALBERT model and reports what was loaded.
 
     Only the parts both have are loaded: a classifier from a pretraining checkpoint takes the
@@ -164,7 +165,7 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
         path: a checkpoint prefix, its `.index` file, a directory holding a checkpoint (a
             released tarball, a Hub module, run_pretraining / run_classifier output), a
             `.weights.h5` / `.keras` file, a Hugging Face checkpoint directory or a keras-hub
-            preset directory.
+            preset directory; or `formats.inspect(path)`'s answer, not inspected again.
         strict: if True, a model variable missing from the file or a stored weight the model
             does not use is an error, except those `allow_missing` / `allow_unused` allow.
             Shape mismatches are always errors.
@@ -179,6 +180,11 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
         extend_positions: None, or "repeat": a checkpoint with fewer position embeddings than
             the model's `max_position_embeddings` fills the model's extra rows by repeating its
             learned ones (`position_rows`); said in the report. Without it, a shape error.
+        heads_that_differ: what becomes of a head of the model that the file holds under other
+            names or shapes (a SQuAD 1.1 head for a 2.0 model, a 3-label classifier's for a
+            2-label one): "error" (a shape or strict-name error), or "fresh": it is not loaded and
+            starts as initialised (reported as new; its weights in the file go unused), so only a
+            head that fits whole is taken over.
 
     Returns:
         A `CheckpointLoadReport`; `print(report)` gives a summary.
@@ -197,10 +203,17 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
             sources[name] = group0_name(name)
         else:
             missing.append(name)
+    if heads_that_differ not in ("error", "fresh"):
+        raise ValueError(f"heads_that_differ must be 'error' or 'fresh', got {heads_that_differ!r}")
+    differing = _heads_that_differ(model, variables, stored, sources) if heads_that_differ == "fresh" else ()
+    for head in differing:
+        for name in [name for name in sources if _is_head_weight(name, head)]:
+            del sources[name]
+            missing.append(name)
     used = set(sources.values())
-    new_heads = tuple(head for head, patterns in HEAD_NAMES.items() if hasattr(model, head)
-                      and not any(fnmatch.fnmatchcase(name, p) for name in stored.shapes for p in patterns))
-    other_heads = tuple(head for head, patterns in HEAD_NAMES.items() if not hasattr(model, head)
+    new_heads = tuple(head for head, patterns in HEAD_NAMES.items() if hasattr(model, head) and (
+        head in differing or not any(fnmatch.fnmatchcase(name, p) for name in stored.shapes for p in patterns)))
+    other_heads = tuple(head for head, patterns in HEAD_NAMES.items() if (not hasattr(model, head) or head in differing)
                         and any(fnmatch.fnmatchcase(name, p) for name in stored.shapes for p in patterns))
     extended, extended_note = {}, ""
     if POSITION_TABLE in sources:
@@ -247,6 +260,17 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
         value = extended[name](values[source]) if name in extended else values[source]
         variable.assign(tf.cast(value, variable.dtype))
     return report
+
+
+def _is_head_weight(name, head):
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in HEAD_NAMES[head])
+
+
+def _heads_that_differ(model, variables, stored, sources):
+    """The model's heads whose every variable the file does not hold with the same shape."""
+    return tuple(head for head in HEAD_NAMES if hasattr(model, head) and any(
+        _is_head_weight(name, head) and (name not in sources or stored.shapes[sources[name]] != list(variable.shape))
+        for name, variable in variables.items()))
 
 
 def _mismatch(stored, name, source, variable):

@@ -1,0 +1,175 @@
+"""The one fine-tuning driver: everything `albert-classify`, `albert-squad` and `albert-race` share,
+for any `FineTuningTask`.
+
+`run(task)`: the task's flag checks; start-up (determinism, the export directory, tokenizer and
+config, the distribution strategy, the kernel set, the locked output directory, the run record);
+training with resume (one run per seed, the best checkpoint kept by the task's metric); then the
+model to evaluate, predict with and export (the best fine-tuned one, else `--init_checkpoint`'s)
+and the task's evaluation, predictions and exports. Every task model is built by `build_model`:
+the backbone from the config, the task's head around it, then `--init_checkpoint`
+(`cli.load_init_checkpoint`: the backbone always, the head when the checkpoint holds one that fits).
+"""
+
+import os
+import sys
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
+                            require_positive_finite, require_recompute_trainable, settle_kernels,
+                            start_determinism)
+from albert_cli.export_version import check_export_version_is_new
+from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, load_tokenizer_and_config
+from albert_cli.output_lock import lock_output_dir
+from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
+from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
+from albert_tf.checkpoints.model_files import write_model_files
+from albert_tf.glue.training import build_optimizer
+from albert_tf.io_utils import write_json
+from albert_tf.models import AlbertModel
+from albert_tf.training import evaluated_training
+from albert_tf.training.distribute import get_strategy, per_replica_batch_size
+
+
+def compute_dtype(mixed_precision):
+    """The Keras dtype policy for a `--mixed_precision` value (None = float32)."""
+    return None if mixed_precision == "float32" else mixed_precision
+
+
+class FineTuningRun:
+    """What start-up settles for one command: the tokenizer, config, strategy and feature cache."""
+
+    def __init__(self, task):
+        flags = task.flags
+        self.task, self.flags = task, flags
+        task.check_flags()
+        require_positive_finite("learning_rate", flags.learning_rate)
+        start_determinism(flags)
+        if flags.export_dir is not None:
+            require_output_dir("export_dir", flags.export_dir, create=False)
+            check_export_version_is_new(flags.export_dir, flags.export_version)
+        self.init_checkpoint = inspected_init_checkpoint(flags)  # for the config and the weights
+        self.tokenizer, self.config = load_tokenizer_and_config(flags, self.init_checkpoint)
+        if task.recompute and flags.do_train:
+            require_recompute_trainable(self.config)
+        try:
+            self.strategy = get_strategy(flags.strategy, tpu_address=flags.tpu_name)
+        except ValueError as error:
+            raise UsageError(f"--strategy: {error}") from None
+        settle_kernels(flags)
+        if flags.do_train:
+            try:
+                per_replica_batch_size(flags.train_batch_size, self.strategy.num_replicas_in_sync)
+            except ValueError as error:
+                raise UsageError(f"--train_batch_size: {error}") from None
+        require_output_dir("output_dir", flags.output_dir)
+        lock_output_dir("output_dir", flags.output_dir)
+        self.cache_dir = flags.cached_dir or os.path.join(flags.output_dir, "features")
+        self.settings = None
+        if task.settings_name is not None:
+            self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config)
+            check_run_settings(flags.output_dir, self.settings)
+
+    def build_model(self, seed, init_checkpoint=None):
+        """The task's model: the backbone from the config (the run's dtype policy, kernel set and
+        --recompute), the task's head around it, then `init_checkpoint` if given."""
+        keras.utils.set_random_seed(seed)
+        with self.strategy.scope():
+            backbone = AlbertModel(self.config, dtype=compute_dtype(self.flags.mixed_precision),
+                                   recompute=self.task.recompute, name="albert", kernels=self.flags.kernels)
+            model = self.task.head(backbone)
+        if init_checkpoint:
+            load_init_checkpoint(model, init_checkpoint, self.flags.extend_positions)
+            self.task.after_init_checkpoint(model)
+        return model
+
+    def train(self):
+        """Trains one run per seed; returns the output directory of the best one."""
+        seeds = self.task.seeds()
+        records = []
+        for seed in seeds:
+            output_dir = self.flags.output_dir if len(seeds) == 1 else os.path.join(self.flags.output_dir,
+                                                                                     f"seed_{seed}")
+            tf.io.gfile.makedirs(output_dir)
+            try:
+                best = self.train_one_seed(seed, output_dir)
+            except evaluated_training.FineTuningDiverged as error:
+                sys.stderr.write(f"error: {flag_text(error)}\n")  # as run_pretraining: exit 1, not a usage error
+                sys.exit(1)
+            records.append(dict(best, seed=seed, output_dir=output_dir))
+        metric = self.task.selection_metric
+        if len(seeds) > 1:
+            summary = self.task.seeds_summary(records)
+            summary["runs"] = records
+            write_json(os.path.join(self.flags.output_dir, "seeds_summary.json"), summary)
+            logging.info("over %d seeds: %s", len(seeds), {k: v for k, v in summary.items() if k != "runs"})
+        return max(records, key=lambda record: record["metrics"][metric])["output_dir"]
+
+    def train_one_seed(self, seed, output_dir):
+        flags = self.flags
+        plan = self.task.training_plan(self.tokenizer, self.cache_dir, seed)
+        sys.stderr.write(start_message(output_dir, plan.train_steps, "train_step" in flags) + "\n")
+        model = self.build_model(seed, self.init_checkpoint)
+        with self.strategy.scope():
+            optimizer = build_optimizer(flags.optimizer, flags.learning_rate, plan.train_steps, plan.warmup_steps,
+                                        flags.mixed_precision)
+            best = evaluated_training.fine_tune(
+                self.task.fit_model(model), optimizer, plan.dataset, self.task.evaluate,
+                self.task.selection_metric, plan.train_steps, plan.eval_every, output_dir,
+                keep_checkpoint_max=flags.keep_checkpoint_max, jit_compile=flags.jit_compile, loss=self.task.loss,
+                saved_model=model)
+        write_model_files(output_dir, self.config, flags.spm_model_file)  # beside the checkpoints, for every tool
+        logging.info("seed %d: trained %d steps (%d warmup); best %s at step %d: %s", seed, plan.train_steps,
+                     plan.warmup_steps, self.task.selection_metric, best["step"], best["metrics"])
+        return best
+
+    def trained_model(self, output_dir):
+        """The model to evaluate, predict with and export: the best fine-tuned in `output_dir`, else
+        `--init_checkpoint`'s."""
+        fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
+        require(fine_tuned or self.flags.init_checkpoint,
+                f"--output_dir {self.flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
+                "--init_checkpoint was given")
+        # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
+        model = self.build_model(self.flags.seed, None if fine_tuned else self.init_checkpoint)
+        if fine_tuned:
+            evaluated_training.restore_best(model, output_dir)
+        return model
+
+
+def start_message(output_dir, train_steps, by_flag):
+    """One line: what `output_dir` holds and what fine-tuning will do with it (`by_flag`: the steps
+    are --train_step's)."""
+    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    if latest is None:
+        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
+    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
+    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
+    if step >= train_steps:
+        last = f"--train_step={train_steps}" if by_flag else f"of {train_steps}"
+        return f"finished run: {found} is the last step ({last}); nothing to train"
+    return f"resuming from {found}: fine-tuning to step {train_steps}"
+
+
+def run(task):
+    """Runs the command of `task` (a `FineTuningTask`) as its flags say."""
+    flags = task.flags
+    started = FineTuningRun(task)
+    task.read_dev(started.tokenizer, started.cache_dir)
+    output_dir = flags.output_dir
+    if flags.do_train:
+        if started.settings is not None:
+            record_run_settings(flags.output_dir, started.settings)
+        output_dir = started.train()
+    do_eval = "do_eval" in flags and flags.do_eval
+    if not (do_eval or flags.do_predict or task.exports()):
+        return
+    model = started.trained_model(output_dir)
+    if do_eval:
+        with started.strategy.scope():
+            task.write_evaluation(model)
+    predicted_metrics = task.write_predictions(model) if flags.do_predict else None
+    if task.exports():
+        task.export(model, predicted_metrics)

@@ -1,0 +1,133 @@
+"""GLUE classification and regression as a fine-tuning task (`albert-classify`; its flags:
+albert_cli/classify.py): TSV or TFDS splits, the classifier head, the task's loss and metrics,
+GLUE submission files, the SavedModel and LiteRT exports."""
+
+import os
+
+from absl import logging
+
+from albert_cli.cli import UsageError, require, require_output_dir
+from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
+from albert_cli.request_bounds import request_bounds
+from albert_tf.glue import features as glue_features
+from albert_tf.glue import training
+from albert_tf.glue.examples import read_examples
+from albert_tf.glue.metrics import majority_baseline
+from albert_tf.glue.submission import write_submission
+from albert_tf.glue.tasks import AX, get_task
+from albert_tf.io_utils import write_json
+from albert_tf.models import AlbertClassifier
+from albert_tf.serving.classifier_export import export_classifier
+from albert_tf.serving.tflite_export import export_tflite, tflite_paths
+
+
+class SplitData:
+    """One split read, featurized (cached) and ready to batch."""
+
+    def __init__(self, flags, task, split, tokenizer, cache_dir):
+        self.flags, self.task = flags, task
+        example_set = read_examples(task, split, flags.data_dir, flags.tfds_data_dir)
+        require(example_set.examples, f"{example_set.source}: no examples")
+        self.examples = example_set.examples
+        self.path = glue_features.cached_features(task, split, example_set, tokenizer, flags.max_seq_length,
+                                                  cache_dir)
+        self.labels = [glue_features.label_value(task, example.label) for example in self.examples]
+
+    def dataset(self, batch_size, training=False, seed=None):
+        return glue_features.make_dataset(self.task, self.path, batch_size, self.flags.max_seq_length,
+                                          padding=self.flags.padding, training=training, seed=seed)
+
+
+class GlueTask(FineTuningTask):
+    """The GLUE task `--task_name` names (`albert_tf.glue.tasks`)."""
+
+    def __init__(self, flag_values):
+        super().__init__(flag_values)
+        self.glue_task = get_task(flag_values.task_name)
+        self.name = self.glue_task.name
+        self.selection_metric = self.glue_task.selection_metric
+        self.loss = training.task_loss(self.glue_task)
+        self.eval_sets, self.train_data, self.tokenizer, self.cache_dir = [], None, None, None
+
+    def check_flags(self):
+        if self.flags.export_tflite is not None:
+            require_output_dir("export_tflite", self.flags.export_tflite, create=False)
+            existing = [path for path in tflite_paths(self.flags.export_tflite) if os.path.exists(path)]
+            require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
+                    "directory (a model in use is never replaced)")
+
+    def head(self, backbone):
+        return AlbertClassifier(backbone=backbone, num_labels=self.glue_task.num_labels)
+
+    def after_init_checkpoint(self, model):
+        if self.flags.reinit_pooler:
+            model.albert.reset_pooler()
+
+    def fit_model(self, model):
+        return training.logits_model(model)
+
+    def read_dev(self, tokenizer, cache_dir):
+        self.tokenizer, self.cache_dir = tokenizer, cache_dir  # the test splits are read by --do_predict
+        if self.flags.do_train or self.flags.do_eval:
+            for prefix, split in self.glue_task.eval_splits:
+                data = SplitData(self.flags, self.glue_task, split, tokenizer, cache_dir)
+                self.eval_sets.append(training.EvalSet(prefix, data.dataset(self.flags.eval_batch_size),
+                                                       data.labels))
+
+    def training_plan(self, tokenizer, cache_dir, seed):
+        if self.train_data is None:
+            self.train_data = SplitData(self.flags, self.glue_task, "train", tokenizer, cache_dir)
+        return TrainingPlan(self.train_data.dataset(self.flags.train_batch_size, training=True, seed=seed),
+                            self.flags.train_step, self.flags.warmup_step, self.flags.save_checkpoints_steps)
+
+    def evaluate(self, fit_model):
+        return training.evaluate(self.glue_task, fit_model, self.eval_sets)
+
+    def seeds(self):
+        return [self.flags.seed + i for i in range(self.flags.seeds)]
+
+    def seeds_summary(self, records):
+        return training.summarize_seeds(self.glue_task, records)
+
+    def exports(self):
+        return bool(self.flags.export_dir or self.flags.export_tflite)
+
+    def write_evaluation(self, model):
+        metrics = self.evaluate(training.logits_model(model))
+        if self.train_data is not None:  # what "learning nothing" scores, for context
+            for eval_set in self.eval_sets:
+                baseline = majority_baseline(self.glue_task, self.train_data.labels, eval_set.labels)
+                metrics.update({f"majority_baseline_{eval_set.prefix}{k}": v for k, v in baseline.items()})
+        write_json(os.path.join(self.flags.output_dir, "eval_results.json"), metrics)
+        print(f"{self.name} dev: " + ", ".join(f"{name}={value:.4f}" for name, value in metrics.items()))
+
+    def write_predictions(self, model):
+        logits_model = training.logits_model(model)
+        submission_dir = os.path.join(self.flags.output_dir, "submission")
+        jobs = [(self.glue_task, stem, split) for stem, split in self.glue_task.submissions]
+        if self.glue_task.name == "MNLI":
+            jobs.append((AX, AX.name, "test"))  # GLUE's diagnostic set is predicted by the MNLI model
+        for job_task, stem, split in jobs:
+            try:
+                data = SplitData(self.flags, job_task, split, self.tokenizer, self.cache_dir)
+            except (UsageError, ValueError, FileNotFoundError) as error:
+                if job_task is not AX:
+                    raise
+                logging.warning("AX diagnostic set not written: %s", error)
+                continue
+            logits = training.predict_logits(logits_model, data.dataset(self.flags.eval_batch_size),
+                                             f"predicting {stem}")
+            path = write_submission(job_task, stem, data.examples, logits, submission_dir)
+            logging.info("wrote %s (%d rows)", path, len(data.examples))
+        return None
+
+    def export(self, model, predicted_metrics):
+        flags = self.flags
+        if flags.export_dir:
+            path = export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
+                                     do_lower_case=flags.do_lower_case, max_seq_length=flags.max_seq_length,
+                                     version=flags.export_version, kernels=flags.export_kernels,
+                                     tflite_quantization=flags.export_serving_tflite, **request_bounds())
+            print(f"exported the serving SavedModel to {path}")
+        if flags.export_tflite:
+            print(f"wrote the LiteRT models {', '.join(export_tflite(model, flags.export_tflite))}")
