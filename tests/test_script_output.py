@@ -106,6 +106,31 @@ def test_predict_on_a_dataset_of_unknown_length_warns_nothing_and_shows_progress
     assert last.startswith("scoring: 4/4 batches") and PROGRESS_LINE.match(last)
 
 
+def test_evaluating_and_predicting_a_classifier_again_and_again_warns_of_no_retracing():
+    """`--do_eval --do_predict` asked for `logits_model(classifier)` each time: a new Keras model, a
+    new predict function traced again, and TensorFlow's "triggered tf.function retracing" warnings."""
+    from albert_tf import AlbertClassifier
+    from albert_tf.glue import training
+    from model_test_data import tiny
+
+    classifier = AlbertClassifier(tiny(num_hidden_layers=1, vocab_size=50), num_labels=2)
+    rows = {"input_word_ids": tf.ones([10, 8], tf.int32), "input_mask": tf.ones([10, 8], tf.int32),
+            "input_type_ids": tf.zeros([10, 8], tf.int32)}
+    dataset = tf.data.Dataset.from_tensor_slices((rows, tf.zeros([10], tf.int32))).batch(4)  # a short last batch
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    tf_logger = logging.getLogger("tensorflow")
+    tf_logger.addHandler(handler)
+    try:
+        for _ in range(4):
+            training.predict_logits(training.logits_model(classifier), dataset)
+    finally:
+        tf_logger.removeHandler(handler)
+    assert training.logits_model(classifier) is training.logits_model(classifier)
+    assert not [record.getMessage() for record in records if "retracing" in record.getMessage()]
+
+
 def test_an_infinite_dataset_is_refused():
     with pytest.raises(ValueError, match="infinite"):
         keras_predict.num_batches(tf.data.Dataset.range(3).repeat())
