@@ -173,6 +173,20 @@ def test_convert_hides_tensorflows_startup_lines(tmp_path):
     assert "cuInit" not in result.stderr and "absl::InitializeLog" not in result.stderr, result.stderr
 
 
+def test_tokenizing_and_packing_in_a_plain_process_print_no_onednn_error():
+    """The README's text layers logged `E0000 ... oneDNN supports DT_INT64 only on platforms with
+    AVX-512` (ragged tf.concat(axis=1) transposes int64 row indices) in any process that runs them."""
+    code = ("from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer\n"
+            "tokenize = AlbertTextTokenizer('data/albert_spm/30k-clean.model')\n"
+            "pack = AlbertInputPacker(seq_length=32, cls_id=tokenize.cls_id, sep_id=tokenize.sep_id, pad_id=tokenize.pad_id)\n"
+            "ids = tokenize(['The cat sat on the mat.', 'It cost 1,000,000 dollars.'])\n"
+            "print(pack([ids, ids])['input_word_ids'].shape)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert result.returncode == 0 and result.stdout == "(2, 32)\n", result.stderr
+    assert "oneDNN supports" not in result.stderr, result.stderr
+
+
 def run_script(script, *args):
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     return subprocess.run([sys.executable, os.path.join(REPO, script), *args], capture_output=True, text=True,
