@@ -50,6 +50,19 @@ def read_best_metrics(output_dir):
         return json.load(handle)
 
 
+def start_message(output_dir, train_steps, steps_setting):
+    """One line for the commands to say before training: what `output_dir` holds and what
+    `fine_tune` will do with it (`steps_setting` names where `train_steps` comes from)."""
+    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    if latest is None:
+        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
+    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
+    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
+    if step >= train_steps:
+        return f"finished run: {found} is the last step ({steps_setting}); nothing to train"
+    return f"resuming from {found}: fine-tuning to step {train_steps}"
+
+
 def restore_best(model, output_dir):
     prefix = best_checkpoint_prefix(output_dir)
     problems = mismatches(prefix, model)
@@ -154,7 +167,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
             manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
             raise cannot_resume(manager.directory, error) from None
-        logging.info("resumed from %s", manager.latest_checkpoint)
     done_steps = int(optimizer.iterations.numpy())
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
     if done_steps < train_steps:
