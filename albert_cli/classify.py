@@ -183,6 +183,7 @@ def trained_classifier(task, config, strategy, output_dir):
     classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
     if fine_tuned:
         evaluated_training.restore_best(classifier, output_dir)
+        logging.info("using %s", evaluated_training.best_model_text(output_dir, task.selection_metric))
     return classifier
 
 

@@ -1,6 +1,8 @@
 """PNG figures of a run's curves, for a quick look without TensorBoard.
 
-    python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]
+    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]
+
+(`python -m albert_cli.plot_metrics ...` in a checkout.)
 
 OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
 sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
@@ -128,7 +130,8 @@ flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DI
 
 def main(argv):
     if len(argv) != 2:
-        raise UsageError("usage: python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
+        raise UsageError("usage: albert-plot-metrics OUTPUT_DIR [--out_dir=DIR] "
+                         "(python -m albert_cli.plot_metrics in a checkout)")
     for path in plot_metrics(argv[1], FLAGS.out_dir):
         print(path)
 

@@ -141,6 +141,11 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+    with open(tmp_path / "out" / "best_metrics.json") as handle:
+        accuracy = json.load(handle)["metrics"]["accuracy"]
+    # Which weights were converted, said before the files are named.
+    assert (f"using the best fine-tuned model {tmp_path / 'out' / 'best' / 'model'} (step 2, dev accuracy={accuracy:.4f})"
+            in result.stderr.splitlines()), result.stderr[-3000:]
     # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
     assert (tmp_path / "export" / "1" / "model.tflite").read_bytes() == (
         tmp_path / "tflite" / "classifier_float32.tflite").read_bytes()

@@ -63,6 +63,13 @@ def start_message(output_dir, train_steps, steps_setting):
     return f"resuming from {found}: fine-tuning to step {train_steps}"
 
 
+def best_model_text(output_dir, selection_metric):
+    """Which weights `restore_best` reads, for the commands to say what they evaluate or export."""
+    best = read_best_metrics(output_dir)
+    return (f"the best fine-tuned model {best_checkpoint_prefix(output_dir)} (step {best['step']}, "
+            f"dev {selection_metric}={best['metrics'][selection_metric]:.4f})")
+
+
 def restore_best(model, output_dir):
     prefix = best_checkpoint_prefix(output_dir)
     problems = mismatches(prefix, model)
