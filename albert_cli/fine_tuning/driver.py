@@ -24,7 +24,6 @@ from albert_cli.export_version import check_export_version_is_new
 from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, load_tokenizer_and_config
 from albert_cli.output_lock import lock_output_dir
 from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
-from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import write_json
@@ -110,7 +109,7 @@ class FineTuningRun:
     def train_one_seed(self, seed, output_dir):
         flags = self.flags
         plan = self.task.training_plan(self.tokenizer, self.cache_dir, seed)
-        sys.stderr.write(start_message(output_dir, plan.train_steps, "train_step" in flags) + "\n")
+        sys.stderr.write(evaluated_training.start_message(output_dir, plan.train_steps, plan.steps_setting) + "\n")
         model = self.build_model(seed, self.init_checkpoint)
         with self.strategy.scope():
             optimizer = build_optimizer(flags.optimizer, flags.learning_rate, plan.train_steps, plan.warmup_steps,
@@ -136,21 +135,8 @@ class FineTuningRun:
         model = self.build_model(self.flags.seed, None if fine_tuned else self.init_checkpoint)
         if fine_tuned:
             evaluated_training.restore_best(model, output_dir)
+            logging.info("using %s", evaluated_training.best_model_text(output_dir, self.task.selection_metric))
         return model
-
-
-def start_message(output_dir, train_steps, by_flag):
-    """One line: what `output_dir` holds and what fine-tuning will do with it (`by_flag`: the steps
-    are --train_step's)."""
-    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
-    if latest is None:
-        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
-    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
-    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
-    if step >= train_steps:
-        last = f"--train_step={train_steps}" if by_flag else f"of {train_steps}"
-        return f"finished run: {found} is the last step ({last}); nothing to train"
-    return f"resuming from {found}: fine-tuning to step {train_steps}"
 
 
 def run(task):

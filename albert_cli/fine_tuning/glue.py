@@ -78,7 +78,8 @@ class GlueTask(FineTuningTask):
         if self.train_data is None:
             self.train_data = SplitData(self.flags, self.glue_task, "train", tokenizer, cache_dir)
         return TrainingPlan(self.train_data.dataset(self.flags.train_batch_size, training=True, seed=seed),
-                            self.flags.train_step, self.flags.warmup_step, self.flags.save_checkpoints_steps)
+                            self.flags.train_step, self.flags.warmup_step, self.flags.save_checkpoints_steps,
+                            f"--train_step={self.flags.train_step}")
 
     def evaluate(self, fit_model):
         return training.evaluate(self.glue_task, fit_model, self.eval_sets)

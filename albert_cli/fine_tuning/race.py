@@ -88,7 +88,8 @@ class RaceTask(FineTuningTask):
         train_data = [RaceSplit(flags, "train", level, tokenizer, cache_dir) for level in self.levels()]
         dataset = race_features.make_dataset([split.path for split in train_data], flags.train_batch_size,
                                              flags.max_seq_length, training=True, seed=seed)
-        return TrainingPlan(dataset, flags.train_step, flags.warmup_step, flags.save_checkpoints_steps)
+        return TrainingPlan(dataset, flags.train_step, flags.warmup_step, flags.save_checkpoints_steps,
+                            f"--train_step={flags.train_step}")
 
     def accuracies(self, model, splits, batch_size):
         """({"accuracy_<level>": ..., "accuracy": over all}, {level: predicted indexes})."""

@@ -108,7 +108,8 @@ class SquadTask(FineTuningTask):
                 f"--predict_file {flags.predict_file} has no gold answers to pick the best checkpoint")
         return TrainingPlan(train_data.dataset(flags.train_batch_size, training=True), train_steps,
                             int(train_steps * flags.warmup_proportion),
-                            min(flags.save_checkpoints_steps, train_steps))
+                            min(flags.save_checkpoints_steps, train_steps),
+                            f"--num_train_epochs={flags.num_train_epochs}")
 
     def answer(self, model):
         """(answers, nbest, null_odds, metrics) of `model` on --predict_file (`prediction.answer_and_score`)."""

@@ -18,6 +18,7 @@ class TrainingPlan:
     train_steps: int
     warmup_steps: int
     eval_every: int  # evaluate and checkpoint every this many steps
+    steps_setting: str  # the flag train_steps comes from, as the start message names it
 
 
 class FineTuningTask:
