@@ -3,6 +3,7 @@ backbone always; the task head only when the checkpoint holds one of the same ki
 
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -34,11 +35,10 @@ TASK_MODELS = {
 }
 
 
-def randomized(model, seed):
-    rng = np.random.default_rng(seed)
-    for variable in model.weights:
-        variable.assign(rng.standard_normal(tuple(variable.shape)).astype(np.float32) * 0.1)
-    return model
+def seeded(make, seed):
+    """`make()` with its weights drawn from `seed` (each seed's kernels differ)."""
+    keras.utils.set_random_seed(seed)
+    return make()
 
 
 def head_and_backbone(model):
@@ -56,9 +56,9 @@ def assert_equal(ours, theirs):
 
 @pytest.mark.parametrize("task", sorted(TASK_MODELS))
 def test_a_checkpoint_of_the_same_task_gives_backbone_and_head(task, tmp_path):
-    source = randomized(TASK_MODELS[task](), seed=1)
+    source = seeded(TASK_MODELS[task], 1)
     prefix = tf.train.Checkpoint(model=source).write(str(tmp_path / "ckpt-1"))
-    target = randomized(TASK_MODELS[task](), seed=2)
+    target = seeded(TASK_MODELS[task], 2)
     report = load_init_checkpoint(target, prefix)
     assert report.new_heads == () and report.missing == ()
     for ours, theirs in zip(head_and_backbone(target), head_and_backbone(source)):
@@ -67,9 +67,9 @@ def test_a_checkpoint_of_the_same_task_gives_backbone_and_head(task, tmp_path):
 
 @pytest.mark.parametrize("task", sorted(TASK_MODELS))
 def test_a_pretraining_checkpoint_gives_the_backbone_and_a_fresh_head(task, tmp_path):
-    pretrained = randomized(AlbertPretrainingModel(config()), seed=3)
+    pretrained = seeded(lambda: AlbertPretrainingModel(config()), 3)
     prefix = tf.train.Checkpoint(model=pretrained).write(str(tmp_path / "ckpt-1"))
-    target = randomized(TASK_MODELS[task](), seed=4)
+    target = seeded(TASK_MODELS[task], 4)
     head_before, _ = head_and_backbone(target)
     report = load_init_checkpoint(target, prefix)
     assert report.new_heads and set(report.other_heads) == {"masked_lm_head", "sentence_order_head"}
@@ -80,9 +80,9 @@ def test_a_pretraining_checkpoint_gives_the_backbone_and_a_fresh_head(task, tmp_
 
 @pytest.mark.parametrize("source_task, target_task", [("squad v1.1", "squad v2.0"), ("race", "glue")])
 def test_a_head_of_another_task_starts_fresh(source_task, target_task, tmp_path):
-    source = randomized(TASK_MODELS[source_task](), seed=5)
+    source = seeded(TASK_MODELS[source_task], 5)
     prefix = tf.train.Checkpoint(model=source).write(str(tmp_path / "ckpt-1"))
-    target = randomized(TASK_MODELS[target_task](), seed=6)
+    target = seeded(TASK_MODELS[target_task], 6)
     head_before, _ = head_and_backbone(target)
     report = load_init_checkpoint(target, prefix)
     assert report.new_heads == report.other_heads and len(report.new_heads) == 1
