@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
+from albert_tf.layers.block_sparse_attention import constant_random_blocks
 from albert_tf.models.albert_model import INPUT_NAMES
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
@@ -36,6 +37,7 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
     model = type(classifier).from_config({**classifier.get_config(), "dtype": None}, kernels="reference")
     model.set_weights(classifier.get_weights())
+    constant_random_blocks(model, model.albert.config.max_position_embeddings)  # LiteRT has no random ops
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
     def logits(input_word_ids, input_mask, input_type_ids):
