@@ -868,6 +868,40 @@ def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
     assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
 
 
+def _lock_as_symlink(output_dir, precious):
+    os.symlink(precious, output_dir / ".run.lock")
+
+
+def _lock_as_hard_link(output_dir, precious):
+    os.link(precious, output_dir / ".run.lock")
+
+
+@pytest.mark.parametrize("make_lock, words", [(_lock_as_symlink, "is a symbolic link"),
+                                              (_lock_as_hard_link, "is a hard link to another file")])
+def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make_lock, words):
+    from albert_cli.cli import UsageError
+    from albert_cli.output_lock import lock_output_dir
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file")
+    os.makedirs(tmp_path / "out")
+    make_lock(tmp_path / "out", precious)
+    with pytest.raises(UsageError, match=f"--output_dir: {tmp_path / 'out' / '.run.lock'} {words}"):
+        lock_output_dir("output_dir", str(tmp_path / "out"))
+    assert precious.read_text() == "a user's file"
+
+
+def test_run_classifier_refuses_a_run_lock_that_is_a_symlink(tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file")
+    os.makedirs(tmp_path / "out")
+    _lock_as_symlink(tmp_path / "out", precious)
+    before = file_hashes(tmp_path)
+    code, stderr = run_script("run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}")
+    assert_one_line(code, stderr, 2, "--output_dir", ".run.lock is a symbolic link")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
 @contextlib.contextmanager
 def file_size_limit(limit):
     """Writes past `limit` bytes fail (EFBIG, as a full disk fails them): RLIMIT_FSIZE, no root needed."""
