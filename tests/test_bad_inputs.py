@@ -224,6 +224,90 @@ def test_a_damaged_checkpoint_is_one_error_and_assigns_nothing(tmp_path, kind, f
     assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
 
 
+def _save_in(kind, model, directory):
+    """Writes `model` (a backbone) in the format `kind`; returns the path `load` reads."""
+    import tensorflow as tf
+
+    from albert_tf.checkpoints import save_huggingface_checkpoint, save_keras_hub_preset, save_tf1_checkpoint
+
+    if kind == "tf1":
+        save_tf1_checkpoint(model, str(directory / "model.ckpt"))
+        return str(directory / "model.ckpt")
+    if kind == "ours":
+        return tf.train.Checkpoint(model=model).write(str(directory / "ckpt"))
+    if kind == "keras":
+        model.save(str(directory / "model.keras"))
+        return str(directory / "model.keras")
+    if kind == "weights_h5":
+        model.save_weights(str(directory / "model.weights.h5"))
+        return str(directory / "model.weights.h5")
+    (save_huggingface_checkpoint if kind == "huggingface" else save_keras_hub_preset)(model, str(directory / kind))
+    return str(directory / kind)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("kind", ["tf1", "ours", "keras", "weights_h5", "huggingface", "keras_hub"])
+def test_every_reader_refuses_non_finite_weights_and_assigns_nothing(tmp_path, kind, value):
+    from albert_tf.checkpoints import load, tf1_variables
+
+    source = _tiny_classifier(2).albert
+    table = tf1_variables(source)["bert/embeddings/word_embeddings"]
+    damaged = table.numpy()
+    damaged[3, 1] = value
+    table.assign(damaged)
+    path = _save_in(kind, source, tmp_path)
+    target = _tiny_classifier(2).albert
+    before = [variable.numpy().copy() for variable in target.weights]
+    with pytest.raises(ValueError, match=r"embeddings\b.* holds NaN or infinite values") as error:
+        load(target, path)
+    assert str(error.value).startswith(path), str(error.value)
+    assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
+
+
+def _corrupt_keras_file(tmp_path):
+    path = tmp_path / "model.keras"
+    _tiny_classifier(2).save(str(path))
+    content = bytearray(path.read_bytes())
+    middle = len(content) // 2  # inside model.weights.h5, stored uncompressed: its CRC no longer holds
+    content[middle:middle + 16] = bytes(byte ^ 0xFF for byte in content[middle:middle + 16])
+    path.write_bytes(bytes(content))
+    return str(path)
+
+
+def test_a_corrupt_keras_file_is_one_error_naming_it(tmp_path):
+    from albert_tf.checkpoints import load
+
+    path = _corrupt_keras_file(tmp_path)
+    with pytest.raises(ValueError, match=f"{path} is not a loadable .keras file of an ALBERT model .*Bad CRC-32"):
+        load(_tiny_classifier(2), path)
+
+
+def test_convert_names_a_corrupt_keras_file_in_one_line(tmp_path):
+    path = _corrupt_keras_file(tmp_path)
+    _tiny_classifier(2).albert.config.to_json_file(str(tmp_path / "albert_config.json"))
+    before = file_hashes(tmp_path)
+    code, stderr = run_script("-m", "albert_cli.convert", f"--from={path}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert_one_line_error(code, stderr, f"--from {path}", "is not a loadable .keras file", "Bad CRC-32")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+@pytest.mark.parametrize("checkpoints", [1, 2])
+def test_a_checkpoint_state_file_that_is_not_text_is_read_as_unreadable(tmp_path, checkpoints):
+    import tensorflow as tf
+
+    from albert_tf.checkpoints import load
+
+    source = _tiny_classifier(2)
+    for step in range(1, checkpoints + 1):
+        tf.train.Checkpoint(model=source).write(str(tmp_path / f"ckpt-{step}"))
+    (tmp_path / "checkpoint").write_bytes(bytes(range(256)) * 2)
+    if checkpoints == 1:  # the one checkpoint there is read, as with a state file that does not parse
+        assert load(_tiny_classifier(2), str(tmp_path)).path == str(tmp_path / "ckpt-1")
+        return
+    with pytest.raises(FileNotFoundError, match="holds no single checkpoint .* no readable `checkpoint` file"):
+        load(_tiny_classifier(2), str(tmp_path))
+
+
 # --- configs and paths of the wrong kind -------------------------------------------------------
 
 @pytest.mark.parametrize("key, value, words", [
@@ -569,8 +653,13 @@ def _other_config(output_dir):
     return {"albert_config_file": str(config_path)}
 
 
+def _binary_state(output_dir):
+    (output_dir / "checkpoint").write_bytes(bytes(range(256)) * 2)
+
+
 @pytest.mark.parametrize("damage, words", [
     (_garbage_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
+    (_binary_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
     (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact",
                          "run again with --resume_from_intact_checkpoint"]),
     (_other_config, ["ckpt-4, which does not fit this model", "config"])])
