@@ -139,6 +139,38 @@ def test_stsb_non_finite_score_names_file_and_line(tmp_path, score):
         read_examples(get_task("sts-b"), "train", data_dir=str(tmp_path))
 
 
+def _sst2_with_latin1_rows(data_dir):
+    """An SST-2 train.tsv whose lines 3 and 5 are latin-1 (a UTF-8 BOM in front, which is allowed)."""
+    os.makedirs(data_dir / "SST-2", exist_ok=True)
+    lines = ["sentence\tlabel", "a fine film\t1", "un café tiède\t0", "dull\t0", "très bien\t1", "good\t1"]
+    content = b"\xef\xbb\xbf" + b"".join(
+        (line.encode("latin-1") if number in (3, 5) else line.encode("utf-8")) + b"\n"
+        for number, line in enumerate(lines, start=1))
+    (data_dir / "SST-2" / "train.tsv").write_bytes(content)
+    return str(data_dir / "SST-2" / "train.tsv")
+
+
+def test_a_glue_tsv_that_is_not_utf8_names_its_first_such_line_and_the_count(tmp_path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+
+    path = _sst2_with_latin1_rows(tmp_path)
+    with pytest.raises(ValueError, match=f"{path}:3: not UTF-8 text \\(2 line\\(s\\) of the file are not\\)"):
+        read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path))
+    content = open(path, "rb").read().replace("café tiède".encode("latin-1"), "café tiède".encode("utf-8"))
+    open(path, "wb").write(content.replace("très".encode("latin-1"), "très".encode("utf-8")))
+    examples = read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path)).examples
+    assert [example.text_a for example in examples][1:4:2] == ["un café tiède", "très bien"]
+
+
+def test_run_classifier_names_a_glue_tsv_that_is_not_utf8_in_one_line(tmp_path):
+    path = _sst2_with_latin1_rows(tmp_path / "glue")
+    (tmp_path / "glue" / "SST-2" / "dev.tsv").write_text("sentence\tlabel\nfine\t1\n")
+    code, stderr = run_script("run_classifier.py", "--do_train", "--task_name=SST-2", f"--data_dir={tmp_path / 'glue'}",
+                              f"--output_dir={tmp_path / 'out'}", "--train_step=1")
+    assert_one_line_error(code, stderr, f"{path}:3: not UTF-8 text")
+
+
 def _tiny_classifier(num_labels, vocab_size=50):
     from albert_tf import AlbertClassifier, AlbertConfig
 
