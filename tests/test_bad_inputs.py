@@ -435,7 +435,9 @@ def test_require_positive_finite(value):
     ("--output_dir={a_file}", ["--output_dir", "is a file"]),
     ("--output_dir={a_file}/sub", ["--output_dir: cannot write to"]),
     ("--learning_rate=inf", ["--learning_rate=inf: must be a finite number > 0"]),
-    ("--albert_config_file={directory}", ["--albert_config_file", "is a directory"])])
+    ("--albert_config_file={directory}", ["--albert_config_file", "is a directory"]),
+    ("--extend_positions=repeat", ["--extend_positions extends the position table of --init_checkpoint",
+                                   "give --init_checkpoint too"])])
 def test_run_pretraining_refuses_bad_output_dir_and_learning_rate(tmp_path, a_file, flag, words):
     code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
                               f"--output_dir={tmp_path / 'out'}", flag.format(a_file=a_file, directory=tmp_path),
