@@ -1095,6 +1095,28 @@ def test_an_export_version_written_meanwhile_is_one_error_and_kept(tmp_path, mon
     assert (tmp_path / "7" / "saved_model.pb").read_bytes() == b"the other export's"
 
 
+def test_exports_started_in_the_same_second_take_two_default_versions(tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    from albert_tf.serving import versioned_dir
+
+    monkeypatch.setattr(versioned_dir.time, "time", lambda: 1_700_000_000.5)
+    save, inner = tf.saved_model.save, []
+
+    def save_while_another_export_runs(module, path, signatures=None):
+        save(module, path, signatures=signatures)
+        if not inner:  # the other export chooses its version now, and finishes first
+            inner.append(None)
+            inner[0] = versioned_dir.save_versioned_together([(_modules()[0], str(tmp_path / "encoder"), None)])
+
+    monkeypatch.setattr(versioned_dir.tf.saved_model, "save", save_while_another_export_runs)
+    outer = versioned_dir.save_versioned_together([(_modules()[0], str(tmp_path / "encoder"), None)])
+    assert inner == [[str(tmp_path / "encoder" / "1700000001")]] and outer == [str(tmp_path / "encoder" / "1700000000")]
+    assert sorted(os.listdir(tmp_path / "encoder")) == ["1700000000", "1700000001"]  # no reservation left
+    monkeypatch.setattr(versioned_dir.tf.saved_model, "save", save)
+    assert versioned_dir.save_versioned(_modules()[0], str(tmp_path / "encoder")) == str(tmp_path / "encoder" / "1700000002")
+
+
 def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypatch):
     from albert_tf.serving import tflite_export
 
