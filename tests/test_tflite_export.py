@@ -130,7 +130,7 @@ def test_a_block_sparse_classifier_exports_and_its_litert_model_answers_as_the_s
     path = export_classifier(classifier, get_task("mnli"), SPM_MODEL, str(tmp_path / "export"), max_seq_length=128,
                              version=1, tflite_quantization="float32")
     served = tf.saved_model.load(path).signatures[TOKEN_IDS_SIGNATURE]
-    runner = tf.lite.Interpreter(model_path=os.path.join(path, "model.tflite")).get_signature_runner()
+    runner = Interpreter(model_path=os.path.join(path, "model.tflite")).get_signature_runner()
     for length in (12, min_sparse_length(8, 1) + 1, 100, 128):
         inputs = {k: v[:2] for k, v in batch_for(config, batch=2, seq=length, seed=length).items()
                   if k != "masked_lm_positions"}
