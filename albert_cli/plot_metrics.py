@@ -28,11 +28,18 @@ SPLIT_LABELS = {"train": "training", "eval": "held-out"}
 
 
 def read_jsonl(path):
-    with open(path) as handle:
-        try:
-            return [json.loads(line) for line in handle if line.strip()]
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: line {error.lineno} is not JSON ({error.msg})") from None
+    """The records of a JSON-lines file; a line that is not JSON is a ValueError naming its number."""
+    records = []
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError as error:  # not JSON, or not UTF-8
+                reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+                raise ValueError(f"{path}: line {number} is not JSON ({reason})") from None
+    return records
 
 
 def _pyplot():
@@ -97,6 +104,15 @@ def _eval_histories(output_dir):
     return histories
 
 
+def _make_out_dir(out_dir):
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"--out_dir {out_dir} is a file, not a directory")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:  # a file on its path, a read-only disk
+        raise ValueError(f"--out_dir {out_dir}: cannot create it ({error.strerror or error})") from None
+
+
 def plot_metrics(output_dir, out_dir=None):
     """Draws the figures of `output_dir`'s run into `out_dir` (default `output_dir`); returns their
     paths. FileNotFoundError when it holds neither `metrics.jsonl` nor an `eval_history.json`."""
@@ -109,12 +125,12 @@ def plot_metrics(output_dir, out_dir=None):
         records = read_jsonl(metrics_path)
         if not records:
             raise ValueError(f"{metrics_path} has no records yet (the run writes one per --iterations_per_loop)")
-        os.makedirs(out_dir, exist_ok=True)
+        _make_out_dir(out_dir)
         written.append(os.path.join(out_dir, "pretraining_curves.png"))
         plot_pretraining(records, written[-1])
     histories = _eval_histories(output_dir)
     if histories:
-        os.makedirs(out_dir, exist_ok=True)
+        _make_out_dir(out_dir)
         written.append(os.path.join(out_dir, "fine_tuning_curves.png"))
         plot_fine_tuning(histories, written[-1])
     if not written:

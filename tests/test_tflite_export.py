@@ -115,6 +115,29 @@ def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process
     assert np.array(result[2]).reshape(-1, 3).shape == (0, 3)
 
 
+def test_a_block_sparse_classifier_exports_and_its_litert_model_answers_as_the_saved_model(tmp_path):
+    """The random blocks are constants of the converted graph (LiteRT has no random ops): the LiteRT
+    model gives the SavedModel's logits at lengths that run sparse, padded ones included, and dense."""
+    from albert_tf.config import min_sparse_length
+    from albert_tf.glue.tasks import get_task
+    from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, export_classifier
+    from glue_test_data import SPM_MODEL
+
+    tf.keras.utils.set_random_seed(1)
+    config = tiny(attention_type="block_sparse", block_size=8, num_random_blocks=1, max_position_embeddings=128,
+                  num_hidden_layers=2, vocab_size=200)
+    classifier = AlbertClassifier(config, num_labels=3)
+    path = export_classifier(classifier, get_task("mnli"), SPM_MODEL, str(tmp_path / "export"), max_seq_length=128,
+                             version=1, tflite_quantization="float32")
+    served = tf.saved_model.load(path).signatures[TOKEN_IDS_SIGNATURE]
+    runner = Interpreter(model_path=os.path.join(path, "model.tflite")).get_signature_runner()
+    for length in (12, min_sparse_length(8, 1) + 1, 100, 128):
+        inputs = {k: v[:2] for k, v in batch_for(config, batch=2, seq=length, seed=length).items()
+                  if k != "masked_lm_positions"}
+        expected = served(**{k: tf.constant(v) for k, v in inputs.items()})["logits"].numpy()
+        np.testing.assert_allclose(runner(**inputs)["logits"], expected, rtol=0, atol=FLOAT_TOLERANCE)
+
+
 def test_a_mixed_precision_classifier_converts_in_float32():
     classifier = small_classifier(num_labels=2)
     mixed = AlbertClassifier(classifier.albert.config, num_labels=2, dtype="mixed_bfloat16")

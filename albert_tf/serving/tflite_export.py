@@ -23,8 +23,10 @@ import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
+from albert_tf.layers.block_sparse_attention import constant_random_blocks
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.export_kernels import portable_form
+from albert_tf.models.serialization import copied
+from albert_tf.serving.export_kernels import PORTABLE_DTYPE
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
@@ -35,7 +37,9 @@ def tflite_classifier(classifier, quantization="dynamic_int8"):
     dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
     if quantization not in TFLITE_QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
-    model = portable_form(classifier)
+    # Always a copy (float32, reference kernels): its random key blocks become constants below.
+    model = copied(classifier, PORTABLE_DTYPE, "reference")
+    constant_random_blocks(model, model.albert.config.max_position_embeddings)  # LiteRT has no random ops
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
     def logits(input_word_ids, input_mask, input_type_ids):

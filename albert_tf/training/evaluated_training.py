@@ -22,7 +22,7 @@ from absl import logging
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
+from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
 from albert_tf.training.resume_check import cannot_resume, check_resumable, mismatches
 from albert_tf.training.tensorboard_log import TensorBoardLog
@@ -53,7 +53,7 @@ def read_best_metrics(output_dir):
 def start_message(output_dir, train_steps, steps_setting):
     """One line for the commands to say before training: what `output_dir` holds and what
     `fine_tune` will do with it (`steps_setting` names where `train_steps` comes from)."""
-    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    latest = latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     if latest is None:
         return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
     step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
