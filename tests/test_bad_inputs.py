@@ -58,7 +58,7 @@ def build_tiny(input_file, output_file, **overrides):
 def test_builder_refuses_an_output_equal_to_the_input_and_leaves_it_untouched(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt")
     before = open(corpus, "rb").read()
-    code, stderr = run_script("-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
+    code, stderr = run_script("-m", "albert_cli.create_pretraining_data", f"--input_file={corpus}",
                               f"--output_file={corpus}", f"--spm_model_file={SPM_MODEL}",
                               "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=1")
     assert_one_line_error(code, stderr, "--output_file", "is also an input", "corpus.txt")
@@ -744,13 +744,13 @@ def assert_one_line(code, stderr, status, *words):
 def _corpus_in_output_dir(tmp_path):
     os.makedirs(tmp_path / "d")
     write_corpus(tmp_path / "d" / "train.txt")
-    return ["-m", "data_prep.split_corpus", f"--input_file={tmp_path / 'd' / 'train.txt'}",
+    return ["-m", "albert_cli.split_corpus", f"--input_file={tmp_path / 'd' / 'train.txt'}",
             f"--output_dir={tmp_path / 'd'}"]
 
 
 def _vocab_named_input(tmp_path):
     write_corpus(tmp_path / "c.vocab")
-    return ["-m", "data_prep.train_sentencepiece", f"--input={tmp_path / 'c.vocab'}",
+    return ["-m", "albert_cli.train_sentencepiece", f"--input={tmp_path / 'c.vocab'}",
             f"--model_prefix={tmp_path / 'c'}", "--vocab_size=100"]
 
 
