@@ -10,8 +10,6 @@ import contextvars
 
 import keras
 
-from albert_tf.models.earlier_layouts import read_earlier_layout
-
 _KERNELS_AT_LOAD = contextvars.ContextVar("kernels_at_load", default="reference")
 
 
@@ -51,16 +49,9 @@ class RebuiltFromAlbertConfig:
     @classmethod
     def from_config(cls, config, kernels=None):
         """The model of `config`, computing with `kernels` (default: `load_model`'s, else
-        "reference"); the `kernels` key that files saved before carries is ignored."""
+        "reference"); a `kernels` key in `config` is ignored: the set is the loading machine's choice."""
         config = {key: value for key, value in config.items() if key != "kernels"}
         return cls(**config, kernels=kernels or _KERNELS_AT_LOAD.get())
-
-    def load_own_variables(self, store):
-        """Keras loads a file into the model itself before its layers: a file that a task model
-        of an earlier version saved reads on from a copy with its weights where they are now
-        (`earlier_layouts`)."""
-        super().load_own_variables(store)
-        read_earlier_layout(self, store)
 
     @classmethod
     def from_pretrained(cls, directory, strict=True, **kwargs):
