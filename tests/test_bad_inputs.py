@@ -1,4 +1,4 @@
-"""Bad input and faults, tried as a hostile user would (issue 18): one line on stderr, exit 2,
+"""Bad input and faults, tried as a hostile user would: one line on stderr, exit 2,
 no traceback, nothing lost or half-written. Each case is small; subprocesses only where the exit
 code is the point."""
 
@@ -708,7 +708,7 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
     evaluated_training.restore_best(_tiny_classifier(1), str(tmp_path))
 
 
-# --- issue 40: no input overwritten, one run per output directory, nothing half-written -------
+# --- no input overwritten, one run per output directory, nothing half-written -----------------
 # Each row: what to run, the exit status, the words of its one line; every row also checks that
 # the files it found are unchanged (the inputs' hashes) and that it left nothing new behind.
 
@@ -1022,7 +1022,7 @@ def test_sigterm_during_the_bundled_data_build_leaves_nothing_half_written(tmp_p
     assert not [path for path in left if ".tmp-" in path or path.endswith("_temp")], left
     assert not any(path.endswith(".tfrecord") for path in left), left  # the first one was still being built
 
-# --- albert-convert: a Hugging Face checkpoint's contents are checked, --to is never half-written (issue 40). ---
+# --- albert-convert: a Hugging Face checkpoint's contents are checked, --to is never half-written. ---
 
 def _hf_classifier_dir(directory):
     """A tiny HF AlbertForSequenceClassification directory written by albert-tf."""
@@ -1090,7 +1090,7 @@ def test_convert_to_a_read_only_directory_is_one_line_and_leaves_nothing(tmp_pat
     assert os.listdir(target.parent) == []
 
 
-# --- issue 40: damaged run records, STS-B rows the original read silently, huge TSV fields ------
+# --- damaged run records, STS-B rows the original read silently, huge TSV fields ----------------
 
 def test_resume_warns_about_each_damaged_metrics_line_and_keeps_it(tmp_path, caplog):
     from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
