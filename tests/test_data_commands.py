@@ -7,21 +7,10 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
-CORPUS = os.path.join(REPO, "data", "corpus", "sample.txt")
+from test_create_pretraining_data import REPO, SPM_MODEL, small_corpus  # noqa: F401  (a fixture)
+
 PACKAGES = ("albert_cli", "data_prep")
 DATA_MODULES = ("create_pretraining_data", "split_corpus", "train_sentencepiece", "beam_pipeline")
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
-    """The first ~40 KB of the bundled corpus, cut at a line end: a few documents of many lines."""
-    with open(CORPUS, "rb") as handle:
-        text = handle.read(40_000)
-    path = tmp_path_factory.mktemp("corpus") / "small.txt"
-    path.write_bytes(text[:text.rindex(b"\n") + 1])
-    return str(path)
 
 
 def run(package, name, *args):

@@ -1,12 +1,13 @@
 """Keras files of our models: a `.keras` file, or a `.weights.h5` file of a pretraining model,
 classifier or backbone (told apart by its layers).
 
-The model classes are found through Keras' registry ("albert_tf>..."), not imported: the models
-import this package (`from_pretrained`), not the other way round.
+The model a `.weights.h5` file is read into is built from `model_classes` (the models import this
+package, not the other way round).
 """
 
 import keras
 
+from albert_tf.checkpoints.model_classes import BACKBONE, CLASSIFIER, PRETRAINING, model_class
 from albert_tf.checkpoints.names import tf1_variables
 from albert_tf.checkpoints.stored import StoredWeights
 
@@ -48,11 +49,7 @@ def _model_for_weights_file(path, config):
     except OSError as error:
         raise ValueError(f"{path} is not a readable .weights.h5 file ({error}).") from None
     if "masked_lm_head" in names:
-        return _registered("AlbertPretrainingModel")(config)
+        return model_class(PRETRAINING)(config)
     if num_labels is not None:
-        return _registered("AlbertClassifier")(config, num_labels)
-    return _registered("AlbertModel")(config)
-
-
-def _registered(class_name):
-    return keras.saving.get_registered_object(f"albert_tf>{class_name}")
+        return model_class(CLASSIFIER)(config, num_labels)
+    return model_class(BACKBONE)(config)

@@ -10,6 +10,8 @@ import contextvars
 
 import keras
 
+from albert_tf.checkpoints import load, read_config
+
 _KERNELS_AT_LOAD = contextvars.ContextVar("kernels_at_load", default="reference")
 
 
@@ -66,8 +68,6 @@ class RebuiltFromAlbertConfig:
         constructor (`num_labels=`, `dtype=`, `kernels=`, ...); a head the weights lack starts
         fresh, as with `load`, and `strict` is `load`'s. The load report is `model.load_report`.
         """
-        from albert_tf.checkpoints import load, read_config  # pylint: disable=g-import-not-at-top
-
         model = cls(read_config(directory), **kwargs)
         model.load_report = load(model, directory, strict)
         return model
