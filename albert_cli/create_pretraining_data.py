@@ -25,7 +25,8 @@ FLAGS = flags.FLAGS
 def define_builder_flags():
     """The flags shared by this script and the Beam pipeline (the original's, plus ours)."""
     flags.DEFINE_string("input_file", None, "Raw text: comma-separated paths and/or globs. One "
-                        "sentence or paragraph per line, a blank line between documents.")
+                        "sentence per line, a blank line between documents (albert_cli.split_corpus splits "
+                        "paragraphs).")
     flags.DEFINE_string("output_file", None, "Comma-separated TFRecord files (input chunks are "
                         "dealt round-robin to them), or a prefix when --num_output_shards is set.")
     flags.DEFINE_integer("num_output_shards", 0, "If > 0, write <output_file>-0000i-of-0000N "

@@ -1,11 +1,13 @@
 """PNG figures of a run's curves, for a quick look without TensorBoard.
 
-    python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]
+    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]
+
+(`python -m albert_cli.plot_metrics ...` in a checkout.)
 
 OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
 sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
 `run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
-`fine_tuning_curves.png`, every dev metric by step, one line per seed. Figures go to `--out_dir`
+`fine_tuning_curves.png`, the training loss and every dev metric by step, one line per seed. Figures go to `--out_dir`
 (default OUTPUT_DIR). matplotlib (the `plots` extra) is imported only when a figure is drawn.
 """
 
@@ -20,6 +22,7 @@ from albert_cli.figures import matplotlib_module
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
+TRAIN_LOSS_KEY = "train_loss"  # albert_tf.training.evaluated_training: the one key that is not a dev metric
 PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
 SPLIT_LABELS = {"train": "training", "eval": "held-out"}
 
@@ -61,15 +64,18 @@ def plot_pretraining(records, path):
 
 
 def plot_fine_tuning(histories, path):
-    """Dev metrics by step; `histories` maps a run's name to its `eval_history.json` list."""
+    """The training loss, then dev metrics, by step; `histories` maps a run's name to its
+    `eval_history.json` list."""
     plt = _pyplot()
-    names = sorted({key for history in histories.values() for record in history for key in record} - {"step"})
+    keys = {key for history in histories.values() for record in history for key in record}
+    names = [TRAIN_LOSS_KEY] * (TRAIN_LOSS_KEY in keys) + sorted(keys - {"step", TRAIN_LOSS_KEY})
     figure, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
     for axis, name in zip(axes.flat, names):
         for run, history in sorted(histories.items()):
             steps, values = _numeric(history, name)
             axis.plot(steps, values, marker="o", markersize=3, label=run)
-        axis.set(title=f"dev {name}", xlabel="step")
+        axis.set(title="training loss (mean since the last evaluation)" if name == TRAIN_LOSS_KEY else f"dev {name}",
+                 xlabel="step")
         axis.grid(alpha=0.3)
         axis.legend(fontsize="small")
     figure.tight_layout()
@@ -124,7 +130,8 @@ flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DI
 
 def main(argv):
     if len(argv) != 2:
-        raise UsageError("usage: python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
+        raise UsageError("usage: albert-plot-metrics OUTPUT_DIR [--out_dir=DIR] "
+                         "(python -m albert_cli.plot_metrics in a checkout)")
     for path in plot_metrics(argv[1], FLAGS.out_dir):
         print(path)
 

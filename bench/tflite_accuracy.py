@@ -38,7 +38,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="interpreter threads")
     args = parser.parse_args()
 
-    import tensorflow as tf
+    from ai_edge_litert.interpreter import Interpreter
 
     from albert_tf.glue.examples import read_examples
     from albert_tf.glue.features import example_ids, label_value
@@ -56,7 +56,7 @@ def main():
     logits, seconds = {}, {}
     for quantization in ("float32", "dynamic_int8"):
         path = os.path.join(args.tflite_dir, f"classifier_{quantization}.tflite")
-        runner = tf.lite.Interpreter(model_path=path, num_threads=args.threads).get_signature_runner()
+        runner = Interpreter(model_path=path, num_threads=args.threads).get_signature_runner()
         outputs, start = [], time.process_time()
         for ids, types in rows:
             inputs = {"input_word_ids": np.array([ids], np.int32), "input_mask": np.ones((1, len(ids)), np.int32),

@@ -71,3 +71,11 @@ def test_without_matplotlib_the_script_says_what_to_install(tmp_path):
     assert failed.returncode == 2, failed.stderr
     assert failed.stderr == "error: drawing figures needs matplotlib, an optional extra: pip install 'albert-tf[plots]' (or pip install matplotlib)\n"
     assert not (tmp_path / "pretraining_curves.png").exists()
+
+
+def test_help_and_usage_name_the_installed_command():
+    command = [sys.executable, "-m", "albert_cli.plot_metrics"]
+    shown = subprocess.run(command + ["--help"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0 and "    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]\n" in shown.stdout, shown.stdout
+    failed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+    assert failed.returncode == 2 and failed.stderr.startswith("error: usage: albert-plot-metrics OUTPUT_DIR"), failed.stderr

@@ -1,5 +1,5 @@
-"""LiteRT (TFLite) classifier exports: loaded by the interpreter in a fresh process, equal to the
-in-process model (float32 to float rounding; dynamic int8 within a stated tolerance)."""
+"""LiteRT (TFLite) classifier exports: loaded by LiteRT's interpreter (`ai_edge_litert`, no TensorFlow)
+in a fresh process, equal to the in-process model (float32 to float rounding; dynamic int8 within a stated tolerance)."""
 
 import json
 import os
@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
 
 from albert_tf import AlbertClassifier
 from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
@@ -28,13 +29,13 @@ INTERPRETER_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    import tensorflow as tf
+    from ai_edge_litert.interpreter import Interpreter
     inputs = {k: np.array(v, np.int32) for k, v in json.loads(open(sys.argv[1]).read()).items()}
     result = {}
     for path in sys.argv[3:]:
-        runner = tf.lite.Interpreter(model_path=path).get_signature_runner("serving_default")
+        runner = Interpreter(model_path=path).get_signature_runner("serving_default")
         result[path] = runner(**inputs)["logits"].tolist()
-    assert "albert_tf" not in sys.modules
+    assert "albert_tf" not in sys.modules and "tensorflow" not in sys.modules
     open(sys.argv[2], "w").write(json.dumps(result))
     """
 )
@@ -73,12 +74,12 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    import tensorflow as tf
+    from ai_edge_litert.interpreter import Interpreter
     requests = json.loads(open(sys.argv[1]).read())
-    runner = tf.lite.Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
+    runner = Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
     result = [runner(**{k: np.array(v, np.int32).reshape(shape) for k, (v, shape) in request.items()})["logits"].tolist()
               for request in requests]  # one interpreter, requests of other shapes one after another
-    assert "albert_tf" not in sys.modules
+    assert "albert_tf" not in sys.modules and "tensorflow" not in sys.modules
     open(sys.argv[2], "w").write(json.dumps(result))
     """
 )
@@ -88,7 +89,7 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
 def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process_serves(tmp_path):
     """`export_classifier(tflite_quantization=...)`: the SavedModel version directory also holds
     `model.tflite` (TF Serving's --prefer_tflite_model file); one interpreter answers ragged requests
-    and an empty one in a fresh process that imports only TensorFlow."""
+    and an empty one in a fresh process that imports only LiteRT's interpreter."""
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
     from glue_test_data import SPM_MODEL
@@ -119,7 +120,7 @@ def test_a_mixed_precision_classifier_converts_in_float32():
     mixed = AlbertClassifier(classifier.albert.config, num_labels=2, dtype="mixed_bfloat16")
     mixed.set_weights(classifier.get_weights())
     inputs = ids_inputs(classifier.albert.config)
-    runner = tf.lite.Interpreter(model_content=tflite_classifier(mixed, "float32")).get_signature_runner()
+    runner = Interpreter(model_content=tflite_classifier(mixed, "float32")).get_signature_runner()
     np.testing.assert_allclose(runner(**inputs)["logits"], classifier(inputs, training=False)["logits"],
                                rtol=0, atol=FLOAT_TOLERANCE)
 
@@ -140,6 +141,11 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+    with open(tmp_path / "out" / "best_metrics.json") as handle:
+        accuracy = json.load(handle)["metrics"]["accuracy"]
+    # Which weights were converted, said before the files are named.
+    assert (f"using the best fine-tuned model {tmp_path / 'out' / 'best' / 'model'} (step 2, dev accuracy={accuracy:.4f})"
+            in result.stderr.splitlines()), result.stderr[-3000:]
     # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
     assert (tmp_path / "export" / "1" / "model.tflite").read_bytes() == (
         tmp_path / "tflite" / "classifier_float32.tflite").read_bytes()
