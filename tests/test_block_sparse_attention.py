@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainingModel
-from albert_tf.layers.attention import attention_bias
+from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.block_sparse_attention import BlockSparseAttention, draw_random_blocks
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.classifier_model import AlbertClassifier
