@@ -20,6 +20,7 @@ from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
+from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 FLAGS = flags.FLAGS
@@ -33,6 +34,8 @@ flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing mo
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
 flags.DEFINE_string("export_tflite", None, "Also write LiteRT models of the encoder (float32 and dynamic-range int8) "
                     "that MediaPipe's TextEmbedder runs on raw text, of --seq_length tokens, to this directory.")
+flags.DEFINE_enum("tflite_pooling", "mean", list(EMBEDDING_POOLINGS), "With --export_tflite: the embedding, the mean of "
+                  "the last layer over the text's tokens or the pooled output ([CLS] through the pooler).")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags()
@@ -81,7 +84,8 @@ def main(argv):
     if FLAGS.export_tflite is not None:
         from albert_tf.serving.tflite_export import export_tflite_embedder  # pylint: disable=g-import-not-at-top
 
-        tflite = export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length)
+        tflite = export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
+                                        pooling=FLAGS.tflite_pooling)
         print(f"wrote the LiteRT models {', '.join(tflite)}")
 
 

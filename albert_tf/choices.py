@@ -21,3 +21,5 @@ MAX_STRING_BYTES = 65536
 MAX_WINDOWS = 128
 # The weights of a LiteRT (TFLite) export (albert_tf.serving.tflite_export).
 TFLITE_QUANTIZATIONS = ("float32", "dynamic_int8")
+# The sentence embedding of a MediaPipe embedder export (albert_tf.serving.mediapipe_export).
+EMBEDDING_POOLINGS = ("mean", "pooled")

@@ -103,11 +103,13 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
 
 
 @pytest.mark.slow
-def test_mediapipe_embeds_raw_text_as_our_pooled_output(tmp_path):
+@pytest.mark.parametrize("pooling", ["mean", "pooled"])
+def test_mediapipe_embeds_raw_text_as_our_encoder(tmp_path, pooling):
+    """The mean of the last layer over the text's tokens (the default) or the pooled output."""
     tf.keras.utils.set_random_seed(3)
     albert = AlbertModel(tiny(num_hidden_layers=2))
-    paths = export_tflite_embedder(albert, str(tmp_path / "tflite"), SPM_MODEL, seq_length=32)
-    expected = embedding_pooling.embeddings(albert, AlbertTokenizer(SPM_MODEL), SENTENCES, 32)["pooled"]
+    paths = export_tflite_embedder(albert, str(tmp_path / "tflite"), SPM_MODEL, seq_length=32, pooling=pooling)
+    expected = embedding_pooling.embeddings(albert, AlbertTokenizer(SPM_MODEL), SENTENCES, 32)[pooling]
     assert np.ptp(expected[:, 0]) > 100 * FLOAT_TOLERANCE
 
     float32, int8 = (mediapipe("embed", path, SENTENCES, tmp_path) for path in paths)
@@ -129,3 +131,24 @@ def test_mediapipe_tokenizes_as_we_do_but_for_the_digit_comma_rule(tmp_path):
     assert all(set(segments) == {0} for _, segments in probed)
     assert tokenizer.convert_ids_to_tokens(probed[-1][0])[4:6] == ["▁2000,", "▁everyone"]
     assert tokenizer.convert_ids_to_tokens(ours[-1])[4:7] == ["▁2000", ",", "▁everyone"]
+
+
+@pytest.mark.slow
+def test_export_encoder_writes_the_embedders_beside_the_savedmodels(tmp_path):
+    tf.keras.utils.set_random_seed(5)
+    config = tiny(num_hidden_layers=2)
+    albert = AlbertModel(config)
+    albert({"input_word_ids": tf.constant([[2, 3]]), "input_mask": tf.ones([1, 2], tf.int32),
+            "input_type_ids": tf.zeros([1, 2], tf.int32)})  # built, so that its weights exist to save
+    albert.save_weights(str(tmp_path / "encoder.weights.h5"))
+    config.to_json_file(str(tmp_path / "albert_config.json"))
+    result = script_process.run_python(
+        [os.path.join(REPO, "export_encoder.py"), f"--init_checkpoint={tmp_path / 'encoder.weights.h5'}",
+         f"--albert_config_file={tmp_path / 'albert_config.json'}", f"--export_dir={tmp_path / 'hub'}",
+         "--export_version=1", "--seq_length=32", f"--export_tflite={tmp_path / 'tflite'}"],
+        cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(os.listdir(tmp_path / "tflite")) == ["embedder_dynamic_int8.tflite", "embedder_float32.tflite"]
+    expected = embedding_pooling.embeddings(albert, AlbertTokenizer(SPM_MODEL), SENTENCES[:2], 32)["mean"]
+    float32 = mediapipe("embed", tmp_path / "tflite" / "embedder_float32.tflite", SENTENCES[:2], tmp_path)
+    np.testing.assert_allclose(float32, expected, rtol=0, atol=FLOAT_TOLERANCE)

@@ -13,6 +13,7 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.serving.litert_conversion import litert_model
 from albert_tf.serving.tflite_metadata import LABELS_FILE, input_roles, metadata_flatbuffer, with_metadata
 from albert_tf.text.folded_sentencepiece import folded_model
@@ -72,10 +73,11 @@ def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEF
 
 
 def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, quantization="dynamic_int8",
-                       pooling="pooled"):
+                       pooling="mean"):
     """The `.tflite` (bytes) of `albert` (an `AlbertModel`) for MediaPipe's `TextEmbedder`: int32
-    [1, seq_length] inputs, `embedding` [1, hidden_size] out: the pooled output (`pooling="pooled"`)
-    or the mean of the last layer over the text's tokens (`"mean"`)."""
+    [1, seq_length] inputs, `embedding` [1, hidden_size] out: the mean of the last layer over the
+    text's tokens (`pooling="mean"`, the better sentence embedding of a pretrained ALBERT on STS-B
+    dev: bench/embedding_pooling.py) or the pooled output (`"pooled"`)."""
     check_seq_length(seq_length, albert.config)
 
     def embedding(model, inputs):
@@ -85,8 +87,8 @@ def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, qu
         mask = tf.cast(inputs["input_mask"], outputs["sequence_output"].dtype)[:, :, None]
         return {EMBEDDER_OUTPUT: tf.reduce_sum(outputs["sequence_output"] * mask, 1) / tf.reduce_sum(mask, 1)}
 
-    if pooling not in ("pooled", "mean"):
-        raise ValueError(f"pooling must be 'pooled' or 'mean', got {pooling!r}")
+    if pooling not in EMBEDDING_POOLINGS:
+        raise ValueError(f"pooling must be one of {list(EMBEDDING_POOLINGS)}, got {pooling!r}")
     content = litert_model(albert, embedding, quantization, shape=(1, seq_length))
     return with_text_metadata(content, spm_model_file, "ALBERT text embedder",
                                f"ALBERT's {pooling} output of one text of at most {seq_length} tokens.",

@@ -69,7 +69,7 @@ def export_tflite(classifier, export_dir, spm_model_file, label_names, seq_lengt
 
 
 def export_tflite_embedder(albert, export_dir, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH,
-                           quantizations=TFLITE_QUANTIZATIONS, pooling="pooled"):
+                           quantizations=TFLITE_QUANTIZATIONS, pooling="mean"):
     """Writes `tflite_paths(export_dir, quantizations, "embedder")`, the MediaPipe `TextEmbedder`
     models of `albert` (`mediapipe_embedder`); returns them. Existing files are refused."""
     return _write_new(tflite_paths(export_dir, quantizations, "embedder"), lambda i: mediapipe_embedder(
