@@ -47,8 +47,10 @@ class PageHandler(http.server.SimpleHTTPRequestHandler):
         del format, args
 
 
-def check_page_ready(model_path):
-    """Raises ValueError naming what is missing: the model file, or the page's npm packages."""
+def check_page_ready(model_path, port=0):
+    """Raises ValueError naming what is wrong: the model file, the port, or the page's npm packages."""
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port must be from 0 to 65535, got {port}")
     if not os.path.isfile(model_path):
         raise ValueError(f"model {model_path}: no such file (a classifier .tflite with MediaPipe metadata)")
     if not os.path.isdir(os.path.join(WEB_DIR, "node_modules", "@mediapipe", "tasks-text")):
@@ -59,7 +61,7 @@ def check_page_ready(model_path):
 @contextlib.contextmanager
 def serving(model_path, port=0):
     """Serves on 127.0.0.1:`port` (0: a free one) in a thread; yields the page's address."""
-    check_page_ready(model_path)
+    check_page_ready(model_path, port)
     handler = functools.partial(PageHandler, model_path=os.path.abspath(model_path))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -80,8 +82,11 @@ def main(argv=None):
         with serving(args.model, args.port) as url:
             print(f"serving {args.model} at {url} (Ctrl-C stops)", flush=True)
             threading.Event().wait()
-    except (ValueError, OSError) as error:
-        print(f"serve.py: {error}", file=sys.stderr)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"error: --port {args.port} on 127.0.0.1: {error.strerror}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0
