@@ -1196,3 +1196,14 @@ def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_determin
     assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
                           "'reference'")
     assert not os.path.exists(tmp_path / "out") or not os.listdir(tmp_path / "out")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["{tmp}/missing.tflite"], ["model", "missing.tflite: no such file", "MediaPipe metadata"]),
+    (["{model}", "--port=70000"], ["--port must be from 0 to 65535, got 70000"]),
+], ids=["web-serve-missing-model", "web-serve-port-out-of-range"])
+def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
+    model = tmp_path / "model.tflite"
+    model.write_bytes(b"not read before the server starts")
+    code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
+    assert_one_line_error(code, stderr, *words)
