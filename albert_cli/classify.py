@@ -61,8 +61,10 @@ define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags()
 flags.adopt_module_key_flags(request_bounds)
-flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
-                    "token ids in) to this directory.")
+flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8) "
+                    "that MediaPipe's TextClassifier runs on raw text to this directory (single-text tasks).")
+flags.DEFINE_integer("tflite_seq_length", 128, "With --export_tflite: the tokens of the models' input shape; "
+                     "MediaPipe truncates and pads every text to it.", lower_bound=3)
 flags.DEFINE_enum("export_serving_tflite", None, list(TFLITE_QUANTIZATIONS),
                   "With --export_dir: also put the classifier's LiteRT model (float32 or dynamic-range int8 "
                   "weights) in the version directory as model.tflite, which TF Serving serves instead of the "
@@ -232,6 +234,18 @@ def export(task, classifier, config):
     print(f"exported the serving SavedModel to {path}")
 
 
+def check_mediapipe_task(task):
+    """--export_tflite writes MediaPipe's form: one lowercased text in, class probabilities out."""
+    from albert_tf.serving.mediapipe_export import check_single_text_task  # pylint: disable=g-import-not-at-top
+
+    try:
+        check_single_text_task(task)
+    except ValueError as error:
+        raise UsageError(f"--export_tflite: {error}; its SavedModel (--export_dir) serves it") from None
+    require(FLAGS.do_lower_case, "--export_tflite: MediaPipe lowercases every text, and a --do_lower_case=false "
+            "model would read other tokens than it was trained on")
+
+
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -250,13 +264,22 @@ def main(argv):
         require_output_dir("export_dir", FLAGS.export_dir, create=False)
         check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version)
     if FLAGS.export_tflite is not None:
-        from albert_tf.serving.tflite_export import tflite_paths  # pylint: disable=g-import-not-at-top
+        from albert_tf.serving.tflite_export import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
 
         require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
-        existing = [path for path in tflite_paths(FLAGS.export_tflite) if os.path.exists(path)]
-        require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
-                "directory (a model in use is never replaced)")
+        try:
+            refuse_existing(tflite_paths(FLAGS.export_tflite))
+        except ValueError as error:
+            raise UsageError(f"--export_tflite: {error}") from None
+        check_mediapipe_task(task)
     tokenizer, config = load_tokenizer_and_config(FLAGS)
+    if FLAGS.export_tflite is not None:
+        from albert_tf.serving.mediapipe_export import check_seq_length  # pylint: disable=g-import-not-at-top
+
+        try:
+            check_seq_length(FLAGS.tflite_seq_length, config)
+        except ValueError as error:
+            raise UsageError(f"--tflite_seq_length: {error}") from None
     if FLAGS.recompute and FLAGS.do_train:
         require_recompute_trainable(config)
     try:
@@ -321,7 +344,9 @@ def main(argv):
     if FLAGS.export_tflite:
         from albert_tf.serving.tflite_export import export_tflite  # pylint: disable=g-import-not-at-top
 
-        print(f"wrote the LiteRT models {', '.join(export_tflite(classifier, FLAGS.export_tflite))}")
+        paths = export_tflite(classifier, FLAGS.export_tflite, FLAGS.spm_model_file, task.labels,
+                              seq_length=FLAGS.tflite_seq_length)
+        print(f"wrote the LiteRT models {', '.join(paths)}")
 
 
 def console_main():
