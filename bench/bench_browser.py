@@ -36,6 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from albert_tf.choices import TFLITE_QUANTIZATIONS as FORMS  # noqa: E402
 from bench._common import cpu_flags, cpu_model, load_average, median  # noqa: E402
 
 WEB_DIR = os.path.join(REPO, "web")
@@ -47,7 +48,6 @@ SENTENCES = [
     "Unfolds with the sluggish pace and lack of urgency of a bad soap opera.",
     "The performances are uniformly excellent, and the 2,000-mile road trip never drags.",
 ]
-FORMS = ("float32", "dynamic_int8")
 
 
 def _web_server():
@@ -68,37 +68,33 @@ def page_results(model_path, sentences, calls=1, screenshot=None):
                    "--calls", str(calls)] + (["--screenshot", screenshot] if screenshot else [])
         finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if finished.returncode != 0:
-        raise RuntimeError(f"web/run_page.mjs failed ({finished.returncode}): {finished.stderr.strip()}")
+        last_line = (finished.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"web/run_page.mjs failed ({finished.returncode}): {last_line}")
     return json.loads(finished.stdout)
 
 
 def mediapipe_python_results(model_path, sentences, calls=1):
-    """MediaPipe Python's `TextClassifier` on `model_path`: load time, and per sentence the scores in
-    label order, the label names and the latency of each call (ms), as `page_results` gives them."""
-    from mediapipe.tasks.python.core.base_options import BaseOptions
-    from mediapipe.tasks.python.text.text_classifier import TextClassifier, TextClassifierOptions
-
-    started = time.perf_counter()
-    options = TextClassifierOptions(base_options=BaseOptions(model_asset_path=model_path), max_results=-1)
-    with TextClassifier.create_from_options(options) as classifier:
-        load_ms = 1000 * (time.perf_counter() - started)
-        results = []
-        for text in sentences:
-            latencies = []
-            for _ in range(calls):
-                started = time.perf_counter()
-                categories = classifier.classify(text).classifications[0].categories
-                latencies.append(1000 * (time.perf_counter() - started))
-            categories = sorted(categories, key=lambda category: category.index)
-            results.append({"text": text, "scores": [category.score for category in categories],
-                            "labels": [category.category_name for category in categories],
-                            "latencies_ms": latencies})
-    return {"load_ms": load_ms, "results": results}
+    """MediaPipe Python's `TextClassifier` on `model_path` (bench/mediapipe_tasks.py, in a process of
+    its own), each sentence `calls` times in a row: load time, and per sentence the scores in label
+    order and the latency of each call, as `page_results` gives them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        texts_file, out_file = os.path.join(tmp, "texts.json"), os.path.join(tmp, "out.json")
+        with open(texts_file, "w", encoding="utf-8") as handle:
+            json.dump([text for text in sentences for _ in range(calls)], handle)
+        subprocess.run([sys.executable, os.path.join(REPO, "bench", "mediapipe_tasks.py"), "classify", model_path,
+                        texts_file, out_file], check=True, env=dict(os.environ, GLOG_minloglevel="2"))
+        with open(out_file, encoding="utf-8") as handle:
+            measured = json.load(handle)
+    results = [{"text": text, "scores": measured["outputs"][i * calls],
+                "latencies_ms": [1000 * s for s in measured["call_seconds"][i * calls:(i + 1) * calls]]}
+               for i, text in enumerate(sentences)]
+    return {"load_ms": 1000 * measured["load_seconds"], "results": results}
 
 
 def saved_model_results(version_dir, sentences, calls=1):
     """The SavedModel's `serving_default` on one sentence per call: load time, probabilities, latencies."""
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  registers the SentencePiece ops of the graph
 
     started = time.perf_counter()
     serve = tf.saved_model.load(version_dir).signatures["serving_default"]
@@ -116,23 +112,21 @@ def saved_model_results(version_dir, sentences, calls=1):
 
 def export_models(config_path, seq_length, export_dir):
     """The SavedModel version directory and the MediaPipe `.tflite` of each of FORMS, of one random
-    2-label classifier; returns {"saved_model": dir, form: path}."""
+    SST-2 classifier; returns {"saved_model": dir, form: path}."""
     import tensorflow as tf
 
     from albert_tf import AlbertClassifier, AlbertConfig
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
-    from albert_tf.serving.mediapipe_export import mediapipe_classifier
+    from albert_tf.serving.tflite_export import export_tflite
 
     tf.keras.utils.set_random_seed(0)
     task = get_task("sst-2")
     classifier = AlbertClassifier(AlbertConfig.from_json_file(config_path), num_labels=len(task.labels))
-    paths = {"saved_model": export_classifier(classifier, task, SPM_MODEL, os.path.join(export_dir, "saved_model"),
-                                              max_seq_length=seq_length)}
-    for form in FORMS:
-        paths[form] = os.path.join(export_dir, f"classifier_{form}.tflite")
-        with open(paths[form], "wb") as handle:
-            handle.write(mediapipe_classifier(classifier, SPM_MODEL, task.labels, seq_length, form))
+    paths = dict(zip(FORMS, export_tflite(classifier, os.path.join(export_dir, "tflite"), SPM_MODEL, task.labels,
+                                          seq_length, FORMS)))
+    paths["saved_model"] = export_classifier(classifier, task, SPM_MODEL, os.path.join(export_dir, "saved_model"),
+                                             max_seq_length=seq_length)
     return paths
 
 

@@ -33,6 +33,10 @@ function categoryName(category) {
   return category.categoryName || category.displayName || `label ${category.index}`;
 }
 
+function firstLine(error) {
+  return String(error.message ?? error).split("\n")[0];  // MediaPipe appends its C++ source trace
+}
+
 function setState(state, message) {
   page.body.dataset.state = state;
   page.status.textContent = message;
@@ -109,11 +113,11 @@ async function start() {
         const ms = await load(fileset, {modelAssetBuffer: buffer}, file.name);
         setState("ready", `Ready: ${file.name} loaded in ${milliseconds(ms)}.`);
       } catch (error) {
-        setState("error", `Could not load ${file.name}: ${error.message ?? error}`);
+        setState("error", `Could not load ${file.name}: ${firstLine(error)}`);
       }
     });
   } catch (error) {
-    setState("error", `Could not load ${modelUrl}: ${error.message ?? error}. ` +
+    setState("error", `Could not load ${modelUrl}: ${firstLine(error)} ` +
              "It must be a classifier .tflite with MediaPipe metadata (see docs/on_device.md).");
   }
 }
