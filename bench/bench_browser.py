@@ -9,12 +9,15 @@ ways: the SavedModel (`export_classifier`, its `serving_default` on raw text), a
 - `browser_<form>`: web/index.html in headless Chromium (Debian's package, driven by puppeteer-core),
   MediaPipe Tasks for the web (WebAssembly, XNNPACK on the CPU): the page's own measures, the time
   from opening the page until it can classify (`load`), and each `classify()` call (`call`);
-- `mediapipe_python_<form>`: `mediapipe.tasks.python.text.TextClassifier` in this process;
+- `mediapipe_python_<form>`: `mediapipe.tasks.python.text.TextClassifier` (bench/mediapipe_tasks.py,
+  in a process of its own; `load` is the task's creation, the import of mediapipe before it);
 - `saved_model`: `tf.saved_model.load` and its `serving_default` on one sentence.
 
 Every round opens the page in a fresh browser and loads every model anew; a round times `--calls`
 calls per sentence after one untimed call (the first call sets up XNNPACK: it is reported apart as
-`first_call`). The table gives medians: of each round's median call, then over `--rounds`.
+`first_call`). The table gives medians: of each round's median call, then over `--rounds`. The
+MediaPipe models always compute `--seq_length` tokens (their static input shape); the SavedModel
+only the sentence's own (it pads a batch to its longest row).
 
     python bench/bench_browser.py                       # albert-base, 128 tokens: docs/on_device.md
     python bench/bench_browser.py --config configs/albert_tiny.json --rounds 1 --calls 3
@@ -57,7 +60,7 @@ def _web_server():
     return module
 
 
-def page_results(model_path, sentences, calls=1, screenshot=None):
+def page_results(model_path, sentences, calls=1):
     """Serves web/ with `model_path` on loopback and runs web/run_page.mjs on it: the page's load
     times and, per sentence, its unrounded scores, label names and the latency of each call."""
     with tempfile.TemporaryDirectory() as tmp, _web_server().serving(model_path) as url:
@@ -65,7 +68,7 @@ def page_results(model_path, sentences, calls=1, screenshot=None):
         with open(sentences_file, "w", encoding="utf-8") as handle:
             json.dump(sentences, handle)
         command = ["node", os.path.join(WEB_DIR, "run_page.mjs"), "--url", url, "--sentences", sentences_file,
-                   "--calls", str(calls)] + (["--screenshot", screenshot] if screenshot else [])
+                   "--calls", str(calls)]
         finished = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if finished.returncode != 0:
         last_line = (finished.stderr.strip().splitlines() or ["no message"])[-1]
@@ -155,8 +158,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default=os.path.join(REPO, "configs", "albert_base.json"))
     parser.add_argument("--seq_length", type=int, default=128, help="the MediaPipe models' sequence length")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=20, help="timed calls per sentence and round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=3, help="timed calls per sentence and round")
     parser.add_argument("--output_json", help="also write the medians and every round here")
     args = parser.parse_args(argv)
 

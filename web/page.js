@@ -89,9 +89,13 @@ function showResult(text, categories, latencyMs) {
 function classify(event) {
   event.preventDefault();
   const text = page.text.value;
-  const started = performance.now();
-  const categories = classifier.classify(text).classifications[0].categories;
-  showResult(text, categories, performance.now() - started);
+  try {
+    const started = performance.now();
+    const categories = classifier.classify(text).classifications[0].categories;
+    showResult(text, categories, performance.now() - started);
+  } catch (error) {
+    page.status.textContent = `Could not classify this text: ${firstLine(error)}`;
+  }
 }
 
 async function start() {
