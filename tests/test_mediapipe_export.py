@@ -92,7 +92,7 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     expected = saved_model_probabilities(str(tmp_path / "export" / "1"), SENTENCES)
-    assert np.ptp(expected[:, 1]) > 100 * FLOAT_TOLERANCE  # the sentences' scores differ: the check can fail
+    assert np.ptp(expected[:, 1]) > 20 * FLOAT_TOLERANCE  # the sentences differ by more: the check can fail
 
     float32 = mediapipe("classify", tmp_path / "tflite" / "classifier_float32.tflite", SENTENCES, tmp_path)
     np.testing.assert_allclose(float32, expected, rtol=0, atol=FLOAT_TOLERANCE)
@@ -124,18 +124,17 @@ def test_mediapipe_embeds_raw_text_as_our_pooled_output(tmp_path):
     assert 0 < np.abs(int8 - expected).max() <= INT8_EMBEDDING_RELATIVE_BUDGET * np.ptp(expected)
 
 
-def test_mediapipe_tokenizes_as_we_do_except_accented_letters(tmp_path):
-    """MediaPipe lowercases and tokenizes with the SentencePiece model of the metadata, packs
-    [CLS] text [SEP] and sets every segment id to 0, as our single-text serving does. Accented
-    letters differ: ALBERT's normalization drops the accent (NFKD, combining marks removed), and
-    MediaPipe keeps it, which 30k-clean's pieces do not cover (<unk>)."""
+def test_mediapipe_tokenizes_as_we_do_but_for_the_digit_comma_rule(tmp_path):
+    """MediaPipe lowercases and tokenizes with the SentencePiece model of the metadata (ours, with
+    ALBERT's accent stripping in its normalizer), packs [CLS] text [SEP] and sets every segment id
+    to 0, as our single-text serving does. What differs is the digit-comma rule, which is ours
+    alone: our tokenizer splits a piece "▁2000," into "▁2000" ","."""
     (tmp_path / "probe.tflite").write_bytes(mediapipe_tasks.token_probe(SPM_MODEL, 32))
-    texts = SENTENCES + ["how do you spell cliché ?"]
+    texts = SENTENCES + ["How do you spell CLICHÉ, Maelström or naïveté ?", "the election of 2000, everyone"]
     probed = [mediapipe_tasks.probe_ids(row) for row in mediapipe("embed", tmp_path / "probe.tflite", texts, tmp_path)]
     tokenizer = AlbertTokenizer(SPM_MODEL)
     ours = [[tokenizer.cls_id] + tokenizer.encode(text)[:30] + [tokenizer.sep_id] for text in texts]
     assert [ids for ids, _ in probed[:-1]] == ours[:-1]
     assert all(set(segments) == {0} for _, segments in probed)
-    spelled = ["[CLS]", "▁how", "▁do", "▁you", "▁spell"]
-    assert tokenizer.convert_ids_to_tokens(probed[-1][0]) == spelled + ["▁c", "lich", "<unk>", "▁", "?", "[SEP]"]
-    assert tokenizer.convert_ids_to_tokens(ours[-1]) == spelled + ["▁cliche", "▁", "?", "[SEP]"]
+    assert tokenizer.convert_ids_to_tokens(probed[-1][0])[4:6] == ["▁2000,", "▁everyone"]
+    assert tokenizer.convert_ids_to_tokens(ours[-1])[4:7] == ["▁2000", ",", "▁everyone"]

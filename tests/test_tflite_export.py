@@ -1,5 +1,6 @@
-"""LiteRT (TFLite) classifier exports: loaded by the interpreter in a fresh process, equal to the
-in-process model (float32 to float rounding; dynamic int8 within a stated tolerance)."""
+"""LiteRT (TFLite) classifier exports: loaded by LiteRT's interpreter in a fresh process, equal to the
+in-process model (float32 to float rounding; dynamic int8 within a stated tolerance). What MediaPipe
+makes of the `--export_tflite` files on raw text: tests/test_mediapipe_export.py."""
 
 import json
 import os
@@ -10,10 +11,11 @@ import textwrap
 import numpy as np
 import pytest
 import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
 
 from albert_tf import AlbertClassifier
 from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
-from glue_test_data import REPO, head_of_shipped
+from glue_test_data import REPO, SPM_MODEL, head_of_shipped
 from model_test_data import batch_for, tiny
 import script_process
 from test_bad_inputs import assert_one_line_error, run_script
@@ -28,13 +30,13 @@ INTERPRETER_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    import tensorflow as tf
-    inputs = {k: np.array(v, np.int32) for k, v in json.loads(open(sys.argv[1]).read()).items()}
+    from ai_edge_litert.interpreter import Interpreter
+    rows = [{k: np.array([v], np.int32) for k, v in row.items()} for row in json.loads(open(sys.argv[1]).read())]
     result = {}
     for path in sys.argv[3:]:
-        runner = tf.lite.Interpreter(model_path=path).get_signature_runner("serving_default")
-        result[path] = runner(**inputs)["logits"].tolist()
-    assert "albert_tf" not in sys.modules
+        runner = Interpreter(model_path=path).get_signature_runner("serving_default")
+        result[path] = [runner(**row)["probabilities"][0].tolist() for row in rows]
+    assert "albert_tf" not in sys.modules and "tensorflow" not in sys.modules
     open(sys.argv[2], "w").write(json.dumps(result))
     """
 )
@@ -52,18 +54,22 @@ def ids_inputs(config):
 
 @pytest.mark.slow
 def test_the_exports_load_in_a_fresh_process_and_match_the_model(tmp_path):
+    """The --export_tflite files without MediaPipe: token ids int32 [1, 16] (padded) in, the
+    model's softmax out."""
     classifier = small_classifier()
     inputs = ids_inputs(classifier.albert.config)
-    expected = classifier(inputs, training=False)["logits"].numpy()
-    paths = export_tflite(classifier, str(tmp_path / "tflite"))
+    padded = {k: np.pad(v, [(0, 0), (0, 5)]) for k, v in inputs.items()}
+    expected = tf.nn.softmax(classifier(inputs, training=False)["logits"]).numpy()
+    paths = export_tflite(classifier, str(tmp_path / "tflite"), SPM_MODEL, ["a", "b", "c"], seq_length=16)
     assert [os.path.basename(path) for path in paths] == ["classifier_float32.tflite", "classifier_dynamic_int8.tflite"]
     assert os.path.getsize(paths[1]) < 0.4 * os.path.getsize(paths[0])  # int8 weights
 
-    (tmp_path / "inputs.json").write_text(json.dumps({k: v.tolist() for k, v in inputs.items()}))
+    rows = [{k: v[i].tolist() for k, v in padded.items()} for i in range(len(expected))]
+    (tmp_path / "inputs.json").write_text(json.dumps(rows))
     out = tmp_path / "out.json"
     subprocess.run([sys.executable, "-c", INTERPRETER_SCRIPT, str(tmp_path / "inputs.json"), str(out), *paths],
                    check=True, cwd=str(tmp_path))
-    result = {path: np.array(logits) for path, logits in json.loads(out.read_text()).items()}
+    result = {path: np.array(probabilities) for path, probabilities in json.loads(out.read_text()).items()}
     np.testing.assert_allclose(result[paths[0]], expected, rtol=0, atol=FLOAT_TOLERANCE)
     int8_error = np.abs(result[paths[1]] - expected).max()
     assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
@@ -73,9 +79,9 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    import tensorflow as tf
+    from ai_edge_litert.interpreter import Interpreter
     requests = json.loads(open(sys.argv[1]).read())
-    runner = tf.lite.Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
+    runner = Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
     result = [runner(**{k: np.array(v, np.int32).reshape(shape) for k, (v, shape) in request.items()})["logits"].tolist()
               for request in requests]  # one interpreter, requests of other shapes one after another
     assert "albert_tf" not in sys.modules
@@ -88,7 +94,7 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
 def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process_serves(tmp_path):
     """`export_classifier(tflite_quantization=...)`: the SavedModel version directory also holds
     `model.tflite` (TF Serving's --prefer_tflite_model file); one interpreter answers ragged requests
-    and an empty one in a fresh process that imports only TensorFlow."""
+    and an empty one in a fresh process of LiteRT alone."""
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
     from glue_test_data import SPM_MODEL
@@ -119,7 +125,7 @@ def test_a_mixed_precision_classifier_converts_in_float32():
     mixed = AlbertClassifier(classifier.albert.config, num_labels=2, dtype="mixed_bfloat16")
     mixed.set_weights(classifier.get_weights())
     inputs = ids_inputs(classifier.albert.config)
-    runner = tf.lite.Interpreter(model_content=tflite_classifier(mixed, "float32")).get_signature_runner()
+    runner = Interpreter(model_content=tflite_classifier(mixed, "float32")).get_signature_runner()
     np.testing.assert_allclose(runner(**inputs)["logits"], classifier(inputs, training=False)["logits"],
                                rtol=0, atol=FLOAT_TOLERANCE)
 
@@ -140,9 +146,14 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
-    # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
-    assert (tmp_path / "export" / "1" / "model.tflite").read_bytes() == (
-        tmp_path / "tflite" / "classifier_float32.tflite").read_bytes()
+    # Two forms: TF Serving's takes token ids of any shape and returns logits; the device's
+    # (MediaPipe's) takes [1, --tflite_seq_length] and returns probabilities.
+    serving = Interpreter(model_path=str(tmp_path / "export" / "1" / "model.tflite"))
+    device = Interpreter(model_path=str(tmp_path / "tflite" / "classifier_float32.tflite"))
+    assert [detail["shape_signature"].tolist() for detail in serving.get_input_details()] == [[-1, -1]] * 3
+    assert [detail["shape_signature"].tolist() for detail in device.get_input_details()] == [[1, 128]] * 3
+    assert list(serving.get_signature_runner().get_output_details()) == ["logits"]
+    assert list(device.get_signature_runner().get_output_details()) == ["probabilities"]
 
 
 def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):

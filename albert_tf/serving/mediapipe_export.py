@@ -1,8 +1,9 @@
 """LiteRT models that MediaPipe Tasks runs on raw text: a fine-tuned classifier for `TextClassifier`,
 the encoder for `TextEmbedder` (Android, iOS, web and Python alike).
 
-What MediaPipe's BERT preprocessing does to a text decides the model's form: it tokenizes one text
-with the SentencePiece model named in the metadata (`tflite_metadata`), packs `[CLS] pieces [SEP]`,
+What MediaPipe's BERT preprocessing does to a text decides the model's form: it lowercases one
+text, tokenizes it with the SentencePiece model named in the metadata (`tflite_metadata`; ours with
+ALBERT's normalization compiled into its own, `folded_sentencepiece`), packs `[CLS] pieces [SEP]`,
 truncates and zero-pads to the sequence length of the model's static input shape and sets every
 segment id to 0. So the models take int32 [1, seq_length] inputs, and the classifier outputs the
 softmax of its logits: MediaPipe reports the output tensor as the scores, unchanged.
@@ -14,6 +15,7 @@ import tensorflow as tf
 
 from albert_tf.serving.litert_conversion import litert_model
 from albert_tf.serving.tflite_metadata import LABELS_FILE, input_roles, metadata_flatbuffer, with_metadata
+from albert_tf.text.folded_sentencepiece import folded_model
 
 DEFAULT_SEQ_LENGTH = 128
 CLASSIFIER_OUTPUT = "probabilities"
@@ -40,12 +42,13 @@ def check_seq_length(seq_length, config):
 
 def with_text_metadata(content, spm_model_file, name, description, output_name, output_description, labels=None):
     """`content` (a `.tflite` of our three token inputs and one output) with the metadata and files
-    MediaPipe's text tasks read: `spm_model_file`, and for a classifier `labels`, its label names."""
+    MediaPipe's text tasks read: `spm_model_file` with ALBERT's normalization in its own
+    (`folded_sentencepiece`), and for a classifier `labels`, its label names."""
     spm_name = os.path.basename(spm_model_file)
     metadata = metadata_flatbuffer(name, description, input_roles(content), spm_name, output_name,
                                    output_description, labels_file=None if labels is None else LABELS_FILE)
     with tf.io.gfile.GFile(spm_model_file, "rb") as handle:
-        files = {spm_name: handle.read()}
+        files = {spm_name: folded_model(handle.read())}  # MediaPipe runs SentencePiece alone
     if labels is not None:
         files[LABELS_FILE] = "".join(f"{label}\n" for label in labels).encode()
     return with_metadata(content, metadata, files)
