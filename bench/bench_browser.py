@@ -163,7 +163,8 @@ def main(argv=None):
     parser.add_argument("--output_json", help="also write the medians and every round here")
     args = parser.parse_args(argv)
 
-    print(f"cpu: {cpu_model()} [{cpu_flags()}], {os.cpu_count()} cpus, load before: {load_average()}")
+    load_before = load_average()
+    print(f"cpu: {cpu_model()} [{cpu_flags()}], {os.cpu_count()} cpus, load before: {load_before}")
     with tempfile.TemporaryDirectory() as export_dir:
         paths = export_models(args.config, args.seq_length, export_dir)
         sizes = {form: os.path.getsize(paths[form]) for form in FORMS}
@@ -176,7 +177,8 @@ def main(argv=None):
     print(f"{'case':<26}{'load ms':>10}{'first call ms':>15}{'call ms':>10}")
     for case, values in medians.items():
         print(f"{case:<26}{values['load_ms']:>10.0f}{values['first_call_ms']:>15.1f}{values['call_ms']:>10.2f}")
-    record = {"cpu": cpu_model(), "config": os.path.basename(args.config), "seq_length": args.seq_length,
+    record = {"cpu": cpu_model(), "cpus": os.cpu_count(), "load_before": load_before, "load_after": load_average(),
+              "config": os.path.basename(args.config), "seq_length": args.seq_length,
               "calls": args.calls, "sentences": SENTENCES, "tflite_bytes": sizes, "medians": medians, "rounds": rounds}
     if args.output_json:
         with open(args.output_json, "w", encoding="utf-8") as handle:
