@@ -34,7 +34,8 @@ function categoryName(category) {
 }
 
 function firstLine(error) {
-  return String(error.message ?? error).split("\n")[0];  // MediaPipe appends its C++ source trace
+  // MediaPipe appends its C++ source trace; the first line says what went wrong.
+  return String(error.message ?? error).split("\n")[0].replace(/\.?$/, ".");
 }
 
 function setState(state, message) {
@@ -98,11 +99,13 @@ function classify(event) {
   }
 }
 
-async function start() {
+const METADATA_HINT = "It must be a classifier .tflite with MediaPipe metadata (see docs/on_device.md).";
+const fileset = FilesetResolver.forTextTasks(WASM_DIR);
+
+async function loadModelUrl() {
   const modelUrl = new URLSearchParams(location.search).get("model") || "model.tflite";
   try {
-    const fileset = await FilesetResolver.forTextTasks(WASM_DIR);
-    const modelMs = await load(fileset, {modelAssetPath: modelUrl}, modelUrl);
+    const modelMs = await load(await fileset, {modelAssetPath: modelUrl}, modelUrl);
     const readyMs = performance.now();
     const documentMs = performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd;
     page.body.dataset.readyMs = String(readyMs);
@@ -110,24 +113,28 @@ async function start() {
     setState("ready", `Ready ${milliseconds(readyMs)} after the page was opened: the page itself in ` +
              `${milliseconds(documentMs)}, MediaPipe's WebAssembly and ${modelUrl} in ${milliseconds(modelMs)}.`);
     page.text.focus();
-    page.modelFile.addEventListener("change", async () => {
-      const file = page.modelFile.files[0];
-      try {
-        const buffer = new Uint8Array(await file.arrayBuffer());
-        const ms = await load(fileset, {modelAssetBuffer: buffer}, file.name);
-        setState("ready", `Ready: ${file.name} loaded in ${milliseconds(ms)}.`);
-      } catch (error) {
-        setState("error", `Could not load ${file.name}: ${firstLine(error)}`);
-      }
-    });
   } catch (error) {
-    setState("error", `Could not load ${modelUrl}: ${firstLine(error)} ` +
-             "It must be a classifier .tflite with MediaPipe metadata (see docs/on_device.md).");
+    setState("error", `Could not load ${modelUrl}: ${firstLine(error)} ${METADATA_HINT}`);
+  }
+}
+
+async function loadModelFile() {
+  const file = page.modelFile.files[0];
+  try {
+    const buffer = new Uint8Array(await file.arrayBuffer());
+    const ms = await load(await fileset, {modelAssetBuffer: buffer}, file.name);
+    setState("ready", `Ready: ${file.name} loaded in ${milliseconds(ms)}.`);
+  } catch (error) {
+    setState("error", `Could not load ${file.name}: ${firstLine(error)} ${METADATA_HINT}`);
   }
 }
 
 page.form.addEventListener("submit", classify);
+page.modelFile.addEventListener("change", loadModelFile);
 page.text.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey) page.form.requestSubmit();
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();  // Enter classifies; Shift+Enter starts a new line
+    page.form.requestSubmit();
+  }
 });
-start();
+loadModelUrl();
