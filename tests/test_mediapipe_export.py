@@ -38,6 +38,7 @@ SENTENCES = [
 ]
 
 mediapipe_tasks = load_bench_script("mediapipe_tasks")
+embedding_pooling = load_bench_script("embedding_pooling")
 
 
 def mediapipe(kind, model_path, texts, tmp_path):
@@ -100,23 +101,12 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
     assert 0 < np.abs(int8 - expected).max() <= INT8_PROBABILITY_BUDGET
 
 
-def pooled_outputs(albert, texts, seq_length):
-    tokenizer = AlbertTokenizer(SPM_MODEL)
-    rows = []
-    for text in texts:
-        ids = [tokenizer.cls_id] + tokenizer.encode(text)[:seq_length - 2] + [tokenizer.sep_id]
-        inputs = {"input_word_ids": tf.constant([ids]), "input_mask": tf.ones([1, len(ids)], tf.int32),
-                  "input_type_ids": tf.zeros([1, len(ids)], tf.int32)}
-        rows.append(albert(inputs, training=False)["pooled_output"][0].numpy())
-    return np.array(rows)
-
-
 @pytest.mark.slow
 def test_mediapipe_embeds_raw_text_as_our_pooled_output(tmp_path):
     tf.keras.utils.set_random_seed(3)
     albert = AlbertModel(tiny(num_hidden_layers=2))
     paths = export_tflite_embedder(albert, str(tmp_path / "tflite"), SPM_MODEL, seq_length=32)
-    expected = pooled_outputs(albert, SENTENCES, 32)
+    expected = embedding_pooling.embeddings(albert, AlbertTokenizer(SPM_MODEL), SENTENCES, 32)["pooled"]
     assert np.ptp(expected[:, 0]) > 100 * FLOAT_TOLERANCE
 
     float32, int8 = (mediapipe("embed", path, SENTENCES, tmp_path) for path in paths)
