@@ -21,10 +21,11 @@ import script_process
 
 # Float32 through MediaPipe (XNNPACK) against TensorFlow: other summation orders only.
 FLOAT_TOLERANCE = 1e-5
-# Dynamic-range int8: measured on the fine-tuned tiny classifier below, largest probability change
-# 1.2e-4 (embedder: 2.6e-3 of the pooled output's range); the budget leaves room for other seeds.
+# Dynamic-range int8, measured on the models below: largest probability change 3.3e-4, embedding
+# change 0.0092 of the pooled output's range (SST-2 dev's fine-tuned model: 0.013, bench/results/
+# mediapipe_parity_sst2.json); the budgets are about three times the tests' own.
 INT8_PROBABILITY_BUDGET = 1e-3
-INT8_EMBEDDING_RELATIVE_BUDGET = 0.02
+INT8_EMBEDDING_RELATIVE_BUDGET = 0.03
 
 # Raw text as an app sends it: capitals, digits, punctuation, runs of spaces, and one text longer
 # than the models' 32 tokens (both truncate it to its first 30 pieces).
