@@ -149,18 +149,9 @@ def build_classifier(task, config, strategy, seed, init_checkpoint=None):
 
 def start_message(output_dir):
     """One line: what `output_dir` holds and what fine-tuning will do with it."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    from albert_tf.training import evaluated_training  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR  # pylint: disable=g-import-not-at-top
-
-    latest = tf.train.latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
-    if latest is None:
-        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {FLAGS.train_step}"
-    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
-    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
-    if step >= FLAGS.train_step:
-        return f"finished run: {found} is the last step (--train_step={FLAGS.train_step}); nothing to train"
-    return f"resuming from {found}: fine-tuning to step {FLAGS.train_step}"
+    return evaluated_training.start_message(output_dir, FLAGS.train_step, f"--train_step={FLAGS.train_step}")
 
 
 def train_one_seed(task, config, strategy, seed, train_data, eval_sets, output_dir):
@@ -194,6 +185,7 @@ def trained_classifier(task, config, strategy, output_dir):
     classifier = build_classifier(task, config, strategy, FLAGS.seed, None if fine_tuned else FLAGS.init_checkpoint)
     if fine_tuned:
         evaluated_training.restore_best(classifier, output_dir)
+        logging.info("using %s", evaluated_training.best_model_text(output_dir, task.selection_metric))
     return classifier
 
 

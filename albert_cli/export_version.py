@@ -1,6 +1,7 @@
 """`--export_version`: the version folder of an export (TF Serving's `<export_dir>/<version>/`).
 
-By default the library picks the Unix time (or one above the highest version there); a fixed
+By default the library picks the Unix time (or one above the highest version there or reserved by
+an export being written, so concurrent exports take different versions); a fixed
 version gives a path known before the run, as the docs' commands use. A version that exists is
 refused before any work: TF Serving never reloads a version in place, so it is never overwritten.
 """

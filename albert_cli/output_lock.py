@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 
 from albert_cli.cli import UsageError
@@ -28,10 +29,7 @@ def lock_output_dir(flag, path):
     if "://" in path or os.path.realpath(path) in _held:
         return
     lock_path = os.path.join(path, LOCK_FILE)
-    try:
-        handle = open(lock_path, "a+", encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"--{flag}: cannot write {lock_path} ({error.strerror or error})") from None
+    handle = _open_lock_file(flag, lock_path)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
@@ -52,6 +50,24 @@ def lock_output_dir(flag, path):
                              "command": " ".join(sys.argv)}) + "\n")
     handle.flush()
     _held[os.path.realpath(path)] = handle
+
+
+def _open_lock_file(flag, lock_path):
+    """The lock file, opened for update; never through a link: the lock is rewritten, and a link
+    would carry that write to the file it names."""
+    try:
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UsageError(f"--{flag}: {lock_path} is a symbolic link; expected the run lock file or nothing "
+                             "(remove the link)") from None
+        raise UsageError(f"--{flag}: cannot write {lock_path} ({error.strerror or error})") from None
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+        os.close(descriptor)
+        kind = "a hard link to another file" if stat.S_ISREG(status.st_mode) else "not a regular file"
+        raise UsageError(f"--{flag}: {lock_path} is {kind}; expected the run lock file or nothing (remove it)")
+    return os.fdopen(descriptor, "a+", encoding="utf-8")
 
 
 def describe_holder(text):

@@ -1,11 +1,13 @@
 """PNG figures of a run's curves, for a quick look without TensorBoard.
 
-    python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]
+    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]
+
+(`python -m albert_cli.plot_metrics ...` in a checkout.)
 
 OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
 sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
 `run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
-`fine_tuning_curves.png`, every dev metric by step, one line per seed. Figures go to `--out_dir`
+`fine_tuning_curves.png`, the training loss and every dev metric by step, one line per seed. Figures go to `--out_dir`
 (default OUTPUT_DIR). matplotlib (the `plots` extra) is imported only when a figure is drawn.
 """
 
@@ -20,16 +22,24 @@ from albert_cli.figures import matplotlib_module
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
+TRAIN_LOSS_KEY = "train_loss"  # albert_tf.training.evaluated_training: the one key that is not a dev metric
 PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
 SPLIT_LABELS = {"train": "training", "eval": "held-out"}
 
 
 def read_jsonl(path):
-    with open(path) as handle:
-        try:
-            return [json.loads(line) for line in handle if line.strip()]
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: line {error.lineno} is not JSON ({error.msg})") from None
+    """The records of a JSON-lines file; a line that is not JSON is a ValueError naming its number."""
+    records = []
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError as error:  # not JSON, or not UTF-8
+                reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+                raise ValueError(f"{path}: line {number} is not JSON ({reason})") from None
+    return records
 
 
 def _pyplot():
@@ -61,15 +71,18 @@ def plot_pretraining(records, path):
 
 
 def plot_fine_tuning(histories, path):
-    """Dev metrics by step; `histories` maps a run's name to its `eval_history.json` list."""
+    """The training loss, then dev metrics, by step; `histories` maps a run's name to its
+    `eval_history.json` list."""
     plt = _pyplot()
-    names = sorted({key for history in histories.values() for record in history for key in record} - {"step"})
+    keys = {key for history in histories.values() for record in history for key in record}
+    names = [TRAIN_LOSS_KEY] * (TRAIN_LOSS_KEY in keys) + sorted(keys - {"step", TRAIN_LOSS_KEY})
     figure, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
     for axis, name in zip(axes.flat, names):
         for run, history in sorted(histories.items()):
             steps, values = _numeric(history, name)
             axis.plot(steps, values, marker="o", markersize=3, label=run)
-        axis.set(title=f"dev {name}", xlabel="step")
+        axis.set(title="training loss (mean since the last evaluation)" if name == TRAIN_LOSS_KEY else f"dev {name}",
+                 xlabel="step")
         axis.grid(alpha=0.3)
         axis.legend(fontsize="small")
     figure.tight_layout()
@@ -91,6 +104,15 @@ def _eval_histories(output_dir):
     return histories
 
 
+def _make_out_dir(out_dir):
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"--out_dir {out_dir} is a file, not a directory")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as error:  # a file on its path, a read-only disk
+        raise ValueError(f"--out_dir {out_dir}: cannot create it ({error.strerror or error})") from None
+
+
 def plot_metrics(output_dir, out_dir=None):
     """Draws the figures of `output_dir`'s run into `out_dir` (default `output_dir`); returns their
     paths. FileNotFoundError when it holds neither `metrics.jsonl` nor an `eval_history.json`."""
@@ -103,12 +125,12 @@ def plot_metrics(output_dir, out_dir=None):
         records = read_jsonl(metrics_path)
         if not records:
             raise ValueError(f"{metrics_path} has no records yet (the run writes one per --iterations_per_loop)")
-        os.makedirs(out_dir, exist_ok=True)
+        _make_out_dir(out_dir)
         written.append(os.path.join(out_dir, "pretraining_curves.png"))
         plot_pretraining(records, written[-1])
     histories = _eval_histories(output_dir)
     if histories:
-        os.makedirs(out_dir, exist_ok=True)
+        _make_out_dir(out_dir)
         written.append(os.path.join(out_dir, "fine_tuning_curves.png"))
         plot_fine_tuning(histories, written[-1])
     if not written:
@@ -124,7 +146,8 @@ flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DI
 
 def main(argv):
     if len(argv) != 2:
-        raise UsageError("usage: python -m albert_cli.plot_metrics OUTPUT_DIR [--out_dir=DIR]")
+        raise UsageError("usage: albert-plot-metrics OUTPUT_DIR [--out_dir=DIR] "
+                         "(python -m albert_cli.plot_metrics in a checkout)")
     for path in plot_metrics(argv[1], FLAGS.out_dir):
         print(path)
 

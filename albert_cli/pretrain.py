@@ -31,6 +31,7 @@ from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
 from albert_tf.kernels import KERNELS_FLAG_VALUES
+from albert_cli.task_flags import require_init_checkpoint_for_extend_positions
 from albert_cli.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
@@ -110,6 +111,7 @@ flags.register_validator(
     lambda path: path is None or path.startswith(("gs://", "s3://", "hdfs://")) or os.path.exists(path)
     or os.path.exists(path + ".index"),
     message="is neither a checkpoint prefix (no .index file) nor a directory")
+require_init_checkpoint_for_extend_positions()
 flags.register_multi_flags_validator(
     ["use_tpu", "strategy"], lambda values: not values["use_tpu"] or values["strategy"] in (None, "tpu"),
     message="--use_tpu conflicts with --strategy")

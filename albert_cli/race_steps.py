@@ -14,7 +14,7 @@ from albert_cli.cli import (UsageError, load_init_checkpoint, require,
                            require_positive_finite)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.training.distribute import per_replica_batch_size
-from albert_tf.training.evaluated_training import fine_tune
+from albert_tf.training.evaluated_training import fine_tune, start_message
 from albert_tf.glue.training import build_optimizer
 from albert_tf.training import keras_predict
 from albert_tf.io_utils import write_json
@@ -104,6 +104,7 @@ def train(config, strategy, tokenizer, cache_dir, dev):
     dataset = race_features.make_dataset([split.path for split in train_data], FLAGS.train_batch_size,
                                          FLAGS.max_seq_length, training=True, seed=FLAGS.seed)
     model = build_model(config, strategy, FLAGS.init_checkpoint, compute_dtype(FLAGS.mixed_precision))
+    logging.info(start_message(FLAGS.output_dir, FLAGS.train_step, f"--train_step={FLAGS.train_step}"))
     with strategy.scope():
         optimizer = build_optimizer(FLAGS.optimizer, FLAGS.learning_rate, FLAGS.train_step, FLAGS.warmup_step,
                                     FLAGS.mixed_precision)

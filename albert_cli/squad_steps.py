@@ -13,7 +13,7 @@ from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require
                             require_positive_finite, require_recompute_trainable)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.training.distribute import per_replica_batch_size
-from albert_tf.training.evaluated_training import fine_tune, read_best_metrics
+from albert_tf.training.evaluated_training import fine_tune, read_best_metrics, start_message
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.models.albert_model import AlbertModel
@@ -119,6 +119,7 @@ def train(config, strategy, tokenizer, cache_dir, dev):
     def evaluate(trained):
         return answer(trained, dev, FLAGS.null_score_diff_threshold)[3]
 
+    logging.info(start_message(FLAGS.output_dir, train_steps, f"--num_train_epochs={FLAGS.num_train_epochs}"))
     with strategy.scope():
         optimizer = build_optimizer(FLAGS.optimizer, FLAGS.learning_rate, train_steps, warmup_steps,
                                     FLAGS.mixed_precision)

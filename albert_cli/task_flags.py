@@ -8,6 +8,14 @@ from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAME
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
 
+def require_init_checkpoint_for_extend_positions():
+    """--extend_positions alone would be accepted and do nothing: refused as the flags are parsed."""
+    flags.register_multi_flags_validator(
+        ["extend_positions", "init_checkpoint"],
+        lambda values: not values["extend_positions"] or values["init_checkpoint"],
+        message="--extend_positions extends the position table of --init_checkpoint: give --init_checkpoint too")
+
+
 def define_task_flags(output_dir):
     """Model, checkpoint, output and hardware flags; `output_dir` is the runner's default."""
     flags.DEFINE_string("spm_model_file", SPM_MODEL, "SentencePiece model (default: the official 30k-clean.model).")
@@ -16,6 +24,7 @@ def define_task_flags(output_dir):
     flags.DEFINE_string("init_checkpoint", None,
                         "Original TF1 checkpoint, or a TF2 one from run_pretraining.py or a fine-tuning script; also a Hugging Face / keras-hub directory.")
     flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
+    require_init_checkpoint_for_extend_positions()
     flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
     flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")

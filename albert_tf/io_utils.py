@@ -158,6 +158,17 @@ def atomic_directory(path):
             shutil.rmtree(staging)
 
 
+def latest_checkpoint(directory):
+    """`tf.train.latest_checkpoint`, with a `checkpoint` state file that is not UTF-8 unreadable
+    (None), as TensorFlow reads one that does not parse, rather than a UnicodeDecodeError."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+    try:
+        return tf.train.latest_checkpoint(directory)
+    except UnicodeDecodeError:
+        return None
+
+
 def remove_checkpoint_partials(directory):
     """Removes the `<prefix>_temp/` directories a killed or failed TensorFlow checkpoint save
     leaves (TF never cleans them); call before training starts, never during a save. Local only."""

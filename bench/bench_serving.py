@@ -15,7 +15,7 @@ shape:
 - `in_process`: the classifier with the "cpu_inference" kernels in a `tf.function`;
 - `ort_fp32`, `ort_int8`: ONNX Runtime on the same ids;
 - `tflite_fp32`, `tflite_int8`: the LiteRT exports (`albert_tf.serving.tflite_export`: float32,
-  dynamic-range int8) in `tf.lite.Interpreter` on the same ids (`--no_tflite` leaves them out);
+  dynamic-range int8) in LiteRT's interpreter (`ai_edge_litert`) on the same ids (`--no_tflite` leaves them out);
 - `ort_fp32_text`: HF's `AlbertTokenizer` (SentencePiece, the same model), then ORT.
 
 Text rows are one sentence per example with exactly seq-2 pieces, so both sides see seq tokens.
@@ -172,7 +172,9 @@ def load_runtime(kind, path, threads=None, spinning=None):
     if kind == "onnx":
         return ort_session(path, spinning, threads)
     if kind == "tflite":
-        return tf.lite.Interpreter(model_path=path, num_threads=threads or os.cpu_count()).get_signature_runner()
+        from ai_edge_litert.interpreter import Interpreter
+
+        return Interpreter(model_path=path, num_threads=threads or os.cpu_count()).get_signature_runner()
     if kind == "hf_tokenizer":  # the slow (SentencePiece) tokenizer: converting to the fast one needs
         import transformers  # a protobuf runtime newer than this environment's
 

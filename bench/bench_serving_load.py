@@ -238,12 +238,12 @@ def litert_serving(classifier, quantization, pools, threads):
     """`serve` on `pools` LiteRT interpreters of the classifier (`tflite_classifier`), as TF Serving's
     `--prefer_tflite_model=true` with `--num_tflite_pools` runs a `model.tflite`: a request takes an
     idle interpreter (or waits for one), each interpreter running `threads` threads."""
-    import tensorflow as tf
+    from ai_edge_litert.interpreter import Interpreter
 
     from albert_tf.serving.tflite_export import tflite_classifier
 
     content = tflite_classifier(classifier, quantization)
-    pool = FairPool(tf.lite.Interpreter(model_content=content, num_threads=threads).get_signature_runner()
+    pool = FairPool(Interpreter(model_content=content, num_threads=threads).get_signature_runner()
                     for _ in range(pools))
 
     def serve(inputs):

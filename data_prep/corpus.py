@@ -5,7 +5,8 @@ on its own with one seek, and memory is bounded by the chunk size. A line belong
 that holds its first byte; a chunk border inside a document ends that document, as the end of a
 file does (one extra document break per chunk, see docs/data.md).
 
-Format, as in the original: one sentence (or paragraph) per line, a blank line between documents.
+Format, as in the original: one sentence per line, a blank line between documents (a longer line,
+e.g. a paragraph, is counted and reported: it becomes one truncated segment).
 """
 
 import array
@@ -93,10 +94,12 @@ def chunk_lines(handle, chunk):
         position += len(line)
 
 
-def read_documents(files, chunk, tokenizer, stats):
+def read_documents(files, chunk, tokenizer, stats, sequence_tokens):
     """The chunk's documents: lists of lines as arrays of token ids (int32, compact).
 
-    Lines that are not valid UTF-8 are decoded with U+FFFD replacements and counted. As in the
+    Lines that are not valid UTF-8 are decoded with U+FFFD replacements and counted; so are lines
+    with more than `sequence_tokens` tokens (`long_lines`, the first kept as an example): the
+    instance builder truncates them, which is how paragraph-per-line input loses text. As in the
     original, a line that is blank after normalisation ends a document, and a non-blank line with
     no tokens is dropped. `documents` counts the input's documents: one that a chunk border
     splits counts in the chunk where it begins, not again in the next.
@@ -105,7 +108,9 @@ def read_documents(files, chunk, tokenizer, stats):
     document = []
     with files.open_read(chunk.path) as handle:
         first_continues = chunk.start > 0 and _continues_a_document(handle, _first_line_start(handle, chunk), tokenizer)
+        position = _first_line_start(handle, chunk)
         for raw_line in chunk_lines(handle, chunk):
+            line_start, position = position, position + len(raw_line)
             stats.count("lines")
             stats.count("input_bytes", len(raw_line))
             try:
@@ -114,6 +119,9 @@ def read_documents(files, chunk, tokenizer, stats):
                 line = raw_line.decode("utf-8", errors="replace")
                 stats.count("non_utf8_lines")
             token_ids = line_token_ids(line, tokenizer)
+            if token_ids and len(token_ids) > sequence_tokens:
+                stats.count("long_lines")
+                stats.keep_example("long_lines", chunk.index, chunk.path, line_start, line)
             if token_ids:
                 document.append(array.array("i", token_ids))
             elif token_ids is None:

@@ -2,7 +2,8 @@
 
 Why: the original printed nothing about the data it made, so its effective masking rate (about
 3.9% at 512 tokens, google-research/albert #51) and its NSP-style negatives inside SOP (#234)
-went unnoticed. Counters are plain integers so that shards can be summed in any order.
+went unnoticed. Counters are plain integers so that shards can be summed in any order; an
+example (of a line worth a warning) is the input's first, whatever order shards are merged in.
 """
 
 import collections
@@ -16,15 +17,31 @@ class PretrainingStats:
     short spans further: long ones overlap earlier spans or overshoot the budget more often.
     """
 
-    def __init__(self, counts=None, ngram_drawn=None, ngram_masked=None):
+    # Characters of an example line kept for the report.
+    EXAMPLE_CHARS = 120
+
+    def __init__(self, counts=None, ngram_drawn=None, ngram_masked=None, examples=None):
         self.counts = collections.Counter(counts or {})
+        self.examples = dict(examples or {})
         self.ngram_drawn = collections.Counter({int(k): v for k, v in (ngram_drawn or {}).items()})
         self.ngram_masked = collections.Counter({int(k): v for k, v in (ngram_masked or {}).items()})
 
     def count(self, name, amount=1):
         self.counts[name] += amount
 
+    def keep_example(self, name, chunk_index, path, byte, line):
+        """Keeps `line` as the example of `name` if it comes first in the input (chunk, then byte)."""
+        example = {"chunk": chunk_index, "file": path, "byte": byte, "text": line.strip()[:self.EXAMPLE_CHARS]}
+        self._keep_first(name, example)
+
+    def _keep_first(self, name, example):
+        kept = self.examples.get(name)
+        if kept is None or (example["chunk"], example["byte"]) < (kept["chunk"], kept["byte"]):
+            self.examples[name] = example
+
     def merge(self, other):
+        for name, example in other.examples.items():
+            self._keep_first(name, example)
         self.counts.update(other.counts)
         self.ngram_drawn.update(other.ngram_drawn)
         self.ngram_masked.update(other.ngram_masked)
@@ -36,11 +53,12 @@ class PretrainingStats:
             "counts": dict(sorted(self.counts.items())),
             "ngram_drawn": {str(k): v for k, v in sorted(self.ngram_drawn.items())},
             "ngram_masked": {str(k): v for k, v in sorted(self.ngram_masked.items())},
+            "examples": dict(sorted(self.examples.items())),
         }
 
     @classmethod
     def from_dict(cls, data):
-        return cls(data["counts"], data["ngram_drawn"], data["ngram_masked"])
+        return cls(data["counts"], data["ngram_drawn"], data["ngram_masked"], data.get("examples"))
 
     def summary(self):
         """Counters plus the derived rates a reader wants to check (see docs/data.md)."""
@@ -54,6 +72,8 @@ class PretrainingStats:
             "documents": counts["documents"],
             "lines": counts["lines"],
             "non_utf8_lines": counts["non_utf8_lines"],
+            "long_lines": counts["long_lines"],
+            "long_line_example": self.examples.get("long_lines"),
             "input_bytes": counts["input_bytes"],
             "tokens": tokens,
             "mean_tokens_per_instance": _ratio(tokens, instances),

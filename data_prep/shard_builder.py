@@ -66,7 +66,8 @@ class ShardBuilder:
         with ShuffledRecords(len(chunks) * plan.dupe_factor, shard_seed(plan.random_seed, shard_index)) as shuffled:
             for chunk in chunks:
                 documents_before = stats.counts["documents"]
-                documents = corpus.read_documents(self.files, chunk, tokenizer, stats)
+                documents = corpus.read_documents(self.files, chunk, tokenizer, stats,
+                                                   plan.options.max_seq_length - 3)
                 for dupe_index in range(plan.dupe_factor):
                     instances_before = stats.counts["instances"]
                     rng = random.Random(chunk_seed(plan.random_seed, chunk.index, dupe_index))

@@ -139,6 +139,38 @@ def test_stsb_non_finite_score_names_file_and_line(tmp_path, score):
         read_examples(get_task("sts-b"), "train", data_dir=str(tmp_path))
 
 
+def _sst2_with_latin1_rows(data_dir):
+    """An SST-2 train.tsv whose lines 3 and 5 are latin-1 (a UTF-8 BOM in front, which is allowed)."""
+    os.makedirs(data_dir / "SST-2", exist_ok=True)
+    lines = ["sentence\tlabel", "a fine film\t1", "un café tiède\t0", "dull\t0", "très bien\t1", "good\t1"]
+    content = b"\xef\xbb\xbf" + b"".join(
+        (line.encode("latin-1") if number in (3, 5) else line.encode("utf-8")) + b"\n"
+        for number, line in enumerate(lines, start=1))
+    (data_dir / "SST-2" / "train.tsv").write_bytes(content)
+    return str(data_dir / "SST-2" / "train.tsv")
+
+
+def test_a_glue_tsv_that_is_not_utf8_names_its_first_such_line_and_the_count(tmp_path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+
+    path = _sst2_with_latin1_rows(tmp_path)
+    with pytest.raises(ValueError, match=f"{path}:3: not UTF-8 text \\(2 line\\(s\\) of the file are not\\)"):
+        read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path))
+    content = open(path, "rb").read().replace("café tiède".encode("latin-1"), "café tiède".encode("utf-8"))
+    open(path, "wb").write(content.replace("très".encode("latin-1"), "très".encode("utf-8")))
+    examples = read_examples(get_task("sst-2"), "train", data_dir=str(tmp_path)).examples
+    assert [example.text_a for example in examples][1:4:2] == ["un café tiède", "très bien"]
+
+
+def test_run_classifier_names_a_glue_tsv_that_is_not_utf8_in_one_line(tmp_path):
+    path = _sst2_with_latin1_rows(tmp_path / "glue")
+    (tmp_path / "glue" / "SST-2" / "dev.tsv").write_text("sentence\tlabel\nfine\t1\n")
+    code, stderr = run_script("run_classifier.py", "--do_train", "--task_name=SST-2", f"--data_dir={tmp_path / 'glue'}",
+                              f"--output_dir={tmp_path / 'out'}", "--train_step=1")
+    assert_one_line_error(code, stderr, f"{path}:3: not UTF-8 text")
+
+
 def _tiny_classifier(num_labels, vocab_size=50):
     from albert_tf import AlbertClassifier, AlbertConfig
 
@@ -222,6 +254,90 @@ def test_a_damaged_checkpoint_is_one_error_and_assigns_nothing(tmp_path, kind, f
         load(target, prefix)
     assert "ckpt" in str(error.value)
     assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
+
+
+def _save_in(kind, model, directory):
+    """Writes `model` (a backbone) in the format `kind`; returns the path `load` reads."""
+    import tensorflow as tf
+
+    from albert_tf.checkpoints import save_huggingface_checkpoint, save_keras_hub_preset, save_tf1_checkpoint
+
+    if kind == "tf1":
+        save_tf1_checkpoint(model, str(directory / "model.ckpt"))
+        return str(directory / "model.ckpt")
+    if kind == "ours":
+        return tf.train.Checkpoint(model=model).write(str(directory / "ckpt"))
+    if kind == "keras":
+        model.save(str(directory / "model.keras"))
+        return str(directory / "model.keras")
+    if kind == "weights_h5":
+        model.save_weights(str(directory / "model.weights.h5"))
+        return str(directory / "model.weights.h5")
+    (save_huggingface_checkpoint if kind == "huggingface" else save_keras_hub_preset)(model, str(directory / kind))
+    return str(directory / kind)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("kind", ["tf1", "ours", "keras", "weights_h5", "huggingface", "keras_hub"])
+def test_every_reader_refuses_non_finite_weights_and_assigns_nothing(tmp_path, kind, value):
+    from albert_tf.checkpoints import load, tf1_variables
+
+    source = _tiny_classifier(2).albert
+    table = tf1_variables(source)["bert/embeddings/word_embeddings"]
+    damaged = table.numpy()
+    damaged[3, 1] = value
+    table.assign(damaged)
+    path = _save_in(kind, source, tmp_path)
+    target = _tiny_classifier(2).albert
+    before = [variable.numpy().copy() for variable in target.weights]
+    with pytest.raises(ValueError, match=r"embeddings\b.* holds NaN or infinite values") as error:
+        load(target, path)
+    assert str(error.value).startswith(path), str(error.value)
+    assert all(np.array_equal(old, variable.numpy()) for old, variable in zip(before, target.weights))
+
+
+def _corrupt_keras_file(tmp_path):
+    path = tmp_path / "model.keras"
+    _tiny_classifier(2).save(str(path))
+    content = bytearray(path.read_bytes())
+    middle = len(content) // 2  # inside model.weights.h5, stored uncompressed: its CRC no longer holds
+    content[middle:middle + 16] = bytes(byte ^ 0xFF for byte in content[middle:middle + 16])
+    path.write_bytes(bytes(content))
+    return str(path)
+
+
+def test_a_corrupt_keras_file_is_one_error_naming_it(tmp_path):
+    from albert_tf.checkpoints import load
+
+    path = _corrupt_keras_file(tmp_path)
+    with pytest.raises(ValueError, match=f"{path} is not a loadable .keras file of an ALBERT model .*Bad CRC-32"):
+        load(_tiny_classifier(2), path)
+
+
+def test_convert_names_a_corrupt_keras_file_in_one_line(tmp_path):
+    path = _corrupt_keras_file(tmp_path)
+    _tiny_classifier(2).albert.config.to_json_file(str(tmp_path / "albert_config.json"))
+    before = file_hashes(tmp_path)
+    code, stderr = run_script("-m", "albert_cli.convert", f"--from={path}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert_one_line_error(code, stderr, f"--from {path}", "is not a loadable .keras file", "Bad CRC-32")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+@pytest.mark.parametrize("checkpoints", [1, 2])
+def test_a_checkpoint_state_file_that_is_not_text_is_read_as_unreadable(tmp_path, checkpoints):
+    import tensorflow as tf
+
+    from albert_tf.checkpoints import load
+
+    source = _tiny_classifier(2)
+    for step in range(1, checkpoints + 1):
+        tf.train.Checkpoint(model=source).write(str(tmp_path / f"ckpt-{step}"))
+    (tmp_path / "checkpoint").write_bytes(bytes(range(256)) * 2)
+    if checkpoints == 1:  # the one checkpoint there is read, as with a state file that does not parse
+        assert load(_tiny_classifier(2), str(tmp_path)).path == str(tmp_path / "ckpt-1")
+        return
+    with pytest.raises(FileNotFoundError, match="holds no single checkpoint .* no readable `checkpoint` file"):
+        load(_tiny_classifier(2), str(tmp_path))
 
 
 # --- configs and paths of the wrong kind -------------------------------------------------------
@@ -319,7 +435,9 @@ def test_require_positive_finite(value):
     ("--output_dir={a_file}", ["--output_dir", "is a file"]),
     ("--output_dir={a_file}/sub", ["--output_dir: cannot write to"]),
     ("--learning_rate=inf", ["--learning_rate=inf: must be a finite number > 0"]),
-    ("--albert_config_file={directory}", ["--albert_config_file", "is a directory"])])
+    ("--albert_config_file={directory}", ["--albert_config_file", "is a directory"]),
+    ("--extend_positions=repeat", ["--extend_positions extends the position table of --init_checkpoint",
+                                   "give --init_checkpoint too"])])
 def test_run_pretraining_refuses_bad_output_dir_and_learning_rate(tmp_path, a_file, flag, words):
     code, stderr = run_script(os.path.join(REPO, "run_pretraining.py"), "--do_train", "--num_train_steps=1",
                               f"--output_dir={tmp_path / 'out'}", flag.format(a_file=a_file, directory=tmp_path),
@@ -569,8 +687,13 @@ def _other_config(output_dir):
     return {"albert_config_file": str(config_path)}
 
 
+def _binary_state(output_dir):
+    (output_dir / "checkpoint").write_bytes(bytes(range(256)) * 2)
+
+
 @pytest.mark.parametrize("damage, words", [
     (_garbage_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
+    (_binary_state, ["`checkpoint` state file is missing or unreadable", "ckpt-2, ckpt-4"]),
     (_truncated_latest, ["the latest checkpoint", "ckpt-4 is damaged", "ckpt-2 is intact",
                          "run again with --resume_from_intact_checkpoint"]),
     (_other_config, ["ckpt-4, which does not fit this model", "config"])])
@@ -868,6 +991,40 @@ def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
     assert json.loads((tmp_path / LOCK_FILE).read_text())["pid"] == os.getpid()
 
 
+def _lock_as_symlink(output_dir, precious):
+    os.symlink(precious, output_dir / ".run.lock")
+
+
+def _lock_as_hard_link(output_dir, precious):
+    os.link(precious, output_dir / ".run.lock")
+
+
+@pytest.mark.parametrize("make_lock, words", [(_lock_as_symlink, "is a symbolic link"),
+                                              (_lock_as_hard_link, "is a hard link to another file")])
+def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make_lock, words):
+    from albert_cli.cli import UsageError
+    from albert_cli.output_lock import lock_output_dir
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file")
+    os.makedirs(tmp_path / "out")
+    make_lock(tmp_path / "out", precious)
+    with pytest.raises(UsageError, match=f"--output_dir: {tmp_path / 'out' / '.run.lock'} {words}"):
+        lock_output_dir("output_dir", str(tmp_path / "out"))
+    assert precious.read_text() == "a user's file"
+
+
+def test_run_classifier_refuses_a_run_lock_that_is_a_symlink(tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("a user's file")
+    os.makedirs(tmp_path / "out")
+    _lock_as_symlink(tmp_path / "out", precious)
+    before = file_hashes(tmp_path)
+    code, stderr = run_script("run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}")
+    assert_one_line(code, stderr, 2, "--output_dir", ".run.lock is a symbolic link")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
 @contextlib.contextmanager
 def file_size_limit(limit):
     """Writes past `limit` bytes fail (EFBIG, as a full disk fails them): RLIMIT_FSIZE, no root needed."""
@@ -936,6 +1093,28 @@ def test_an_export_version_written_meanwhile_is_one_error_and_kept(tmp_path, mon
         versioned_dir.save_versioned(_modules()[0], str(tmp_path), version=7)
     assert sorted(file_hashes(tmp_path)) == ["7", "7/saved_model.pb"]  # no hidden staging folder left
     assert (tmp_path / "7" / "saved_model.pb").read_bytes() == b"the other export's"
+
+
+def test_exports_started_in_the_same_second_take_two_default_versions(tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    from albert_tf.serving import versioned_dir
+
+    monkeypatch.setattr(versioned_dir.time, "time", lambda: 1_700_000_000.5)
+    save, inner = tf.saved_model.save, []
+
+    def save_while_another_export_runs(module, path, signatures=None):
+        save(module, path, signatures=signatures)
+        if not inner:  # the other export chooses its version now, and finishes first
+            inner.append(None)
+            inner[0] = versioned_dir.save_versioned_together([(_modules()[0], str(tmp_path / "encoder"), None)])
+
+    monkeypatch.setattr(versioned_dir.tf.saved_model, "save", save_while_another_export_runs)
+    outer = versioned_dir.save_versioned_together([(_modules()[0], str(tmp_path / "encoder"), None)])
+    assert inner == [[str(tmp_path / "encoder" / "1700000001")]] and outer == [str(tmp_path / "encoder" / "1700000000")]
+    assert sorted(os.listdir(tmp_path / "encoder")) == ["1700000000", "1700000001"]  # no reservation left
+    monkeypatch.setattr(versioned_dir.tf.saved_model, "save", save)
+    assert versioned_dir.save_versioned(_modules()[0], str(tmp_path / "encoder")) == str(tmp_path / "encoder" / "1700000002")
 
 
 def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypatch):

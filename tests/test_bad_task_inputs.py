@@ -191,6 +191,12 @@ def _squad_directory(tmp_path):
     return str(tmp_path / "train.json")
 
 
+def _duplicate_ids(tmp_path):
+    qas = [_squad_qa(id="q1"), _squad_qa(id="q2")]
+    return _squad_file(tmp_path, data=[{"paragraphs": [{"context": _CONTEXT, "qas": qas}]},
+                                       {"paragraphs": [{"context": _CONTEXT, "qas": [_squad_qa(id="q2")]}]}])
+
+
 _BAD_SQUAD = [
     ("answer past the context", lambda p: _squad_file(p, answers=[{"text": "France.", "answer_start": 28}]),
      ["question q1: an answer", "answer_start 28", "not a span"]),
@@ -215,6 +221,7 @@ _BAD_SQUAD = [
      ["a paragraph of article 0", "'context' is null", "expected a string"]),
     ("question a list", lambda p: _squad_file(p, data=[{"paragraphs": [{"context": "c", "qas": [[]]}]}]),
      ["a paragraph of article 0: a question is a list", "expected an object"]),
+    ("duplicate id", _duplicate_ids, ["question q2 appears twice (articles 0 and 1)", "question ids must be unique"]),
     ("a directory", _squad_directory, ["is a directory", "expected a SQuAD file"]),
     ("latin-1", _latin1_squad, ["not UTF-8 text", "SQuAD files are UTF-8"]),
 ]
@@ -295,6 +302,7 @@ def _empty_contexts(tmp_path):
     ("train_file", lambda p: _squad_file(p, answers=[{"text": "Normans", "answer_start": 24}]),
      ["no trainable questions in", "of 0 read"], "1 training answers skipped"),
     ("predict_file", _empty_contexts, ["no questions to answer in"], None),
+    ("predict_file", _duplicate_ids, ["question q2 appears twice"], None),
     ("predict_file", lambda p: _squad_file(p, is_impossible="false"), ["question q1", "'is_impossible'"], None),
 ])
 def test_run_squad_names_a_bad_file_in_one_line(tmp_path, flag, make, words, warned):

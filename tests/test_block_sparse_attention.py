@@ -91,6 +91,14 @@ def test_random_blocks_follow_the_papers_rule(num_blocks, num_random):
         assert not np.array_equal(drawn[0], drawn[1])  # each head its own pattern
 
 
+def test_constant_uniforms_give_the_drawn_pattern_for_every_block_count():
+    """The LiteRT export's pattern (`max_blocks`: uniforms cut from one constant draw) is the drawn one."""
+    for num_blocks in range(7, 33):
+        for heads in (1, 3):
+            np.testing.assert_array_equal(draw_random_blocks(num_blocks, heads, 2, seed=11, max_blocks=32),
+                                          draw_random_blocks(num_blocks, heads, 2, seed=11))
+
+
 def test_random_blocks_are_uniform_over_the_allowed_blocks():
     """Over many seeds each allowed block of a row is drawn about equally often, the others never."""
     num_blocks, num_random, draws = 12, 3, 400

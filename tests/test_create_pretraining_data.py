@@ -8,6 +8,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep import tfrecord
 from data_prep.create_pretraining_data import build
 
@@ -147,6 +148,37 @@ def test_comma_list_of_outputs_gets_chunks_round_robin(tmp_path, small_corpus):
     counts = [len(read_examples(path)) for path in outputs]
     assert sum(counts) == result["stats"]["instances"] and min(counts) > 0
     assert result["stats_file"] == outputs[0] + ".stats.json"
+
+
+def test_paragraph_per_line_input_is_reported_with_a_count_and_its_first_long_line(small_corpus, tmp_path, caplog):
+    """sample.txt holds a paragraph per line: at 64 tokens a third of its lines are truncated."""
+    tokenizer = AlbertTokenizer(spm_model_file=SPM_MODEL)
+    with open(small_corpus, "rb") as handle:
+        raw_lines = handle.read().splitlines(keepends=True)
+    starts = [sum(map(len, raw_lines[:index])) for index in range(len(raw_lines))]
+    long_lines = [(start, line.decode("utf-8").strip()) for start, line in zip(starts, raw_lines)
+                  if len(tokenizer.tokenize(line.decode("utf-8"))) > SMALL["max_seq_length"] - 3]
+    outputs = [str(tmp_path / "x.tfrecord"), str(tmp_path / "y.tfrecord")]
+    with caplog.at_level("WARNING"):
+        result = build_small(small_corpus, ",".join(outputs), input_chunk_bytes=16384)  # chunks in both shards
+    assert result["stats"]["long_lines"] == len(long_lines) > 0.25 * len(raw_lines)
+    first_start, first_text = long_lines[0]
+    assert result["stats"]["long_line_example"] == {"chunk": 0, "file": small_corpus, "byte": first_start,
+                                                    "text": first_text[:120]}
+    (warning,) = [record.getMessage() for record in caplog.records if "paragraph per line" in record.getMessage()]
+    assert f"{len(long_lines)} of {len(raw_lines)} lines have more than 61 tokens" in warning
+    assert f"{small_corpus} at byte {first_start}: {first_text[:60]!r}" in warning
+
+
+def test_sentence_per_line_input_with_some_long_sentences_builds_without_the_warning(tmp_path, caplog):
+    with open(os.path.join(REPO, "data/corpus/pretraining_sample.txt"), "rb") as handle:
+        text = handle.read(120_000)
+    corpus = tmp_path / "sentences.txt"
+    corpus.write_bytes(text[:text.rindex(b"\n") + 1])
+    with caplog.at_level("WARNING"):
+        result = build_small(str(corpus), str(tmp_path / "out"))
+    assert 0 < result["stats"]["long_lines"] < 0.25 * result["stats"]["lines"]
+    assert not any("paragraph per line" in record.getMessage() for record in caplog.records)
 
 
 def test_non_utf8_lines_are_replaced_and_counted(tmp_path):

@@ -185,7 +185,7 @@ def test_the_comparison_runs_on_the_bundled_books(monkeypatch, capsys, heldout_f
 
 @pytest.mark.parametrize("flag, words", [
     ("--target_length=256", ["--target_length", "below --passage_length"]),
-    ("--passage_length=2048", ["--passage_length", "max_position_embeddings"]),
+    ("--passage_length=8192", ["--passage_length", "max_position_embeddings"]),
     ("--mask_rate=0", ["--mask_rate"]),
     ("--batch_size=0", ["--batch_size"]),
     ("--mask_draws=8", ["--mask_draws", "ceil(1 / --mask_rate) = 7"]),

@@ -82,7 +82,7 @@ def test_encoder_export_serves_512_tokens_through_block_sparse_attention(pretrai
     run("export_encoder.py", f"--albert_config_file={LONG_CONFIG}", f"--init_checkpoint={output_dir}",
         f"--export_dir={export_dir}", "--export_version=1")
     preprocessing = tf.saved_model.load(str(export_dir / "preprocessing" / "1"))
-    # The pack lengths go past 512 up to the config's 1,024 positions.
+    # The pack lengths go past 512 (the config has 4,096 positions).
     packed = preprocessing.bert_pack_inputs([preprocessing.tokenize(tf.constant(["a long book . " * 400]))],
                                             seq_length=1024)
     assert packed["input_word_ids"].shape == (1, 1024) and int(tf.reduce_sum(packed["input_mask"])) == 1024
@@ -154,3 +154,26 @@ def test_squad_trains_predicts_and_serves_in_512_token_windows(tmp_path):
     served = serve_squad(str(tmp_path / "export" / "1"), [p["qas"][0]["question"] for p in paragraphs], contexts)
     for context, text, start, end in zip(contexts, served["text"], served["start"], served["end"]):
         assert (context[start:end] if text else "") == text
+
+
+def _docs_python_lines():
+    with open(os.path.join(REPO, "docs", "long_documents.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    section = text[text.index("In Python, a long-document model"):]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_docs_python_lines_build_a_4096_token_model_from_a_512_position_checkpoint(tmp_path, capsys, monkeypatch):
+    """As written, with the small config for albert_base_4096.json and a 512-position checkpoint of its shape."""
+    released = tmp_path / "albert_base"
+    checkpoints.save_tf1_checkpoint(AlbertModel(AlbertConfig.from_json_file(LONG_CONFIG).replace(
+        max_position_embeddings=512)), str(released / "model.ckpt-best"))
+    lines = _docs_python_lines().replace("configs/albert_base_4096.json", LONG_CONFIG)
+    monkeypatch.chdir(tmp_path)  # "albert_base" is the released checkpoint's directory
+    namespace = {}
+    exec(lines, namespace)  # noqa: S102  (the docs' own lines)
+    assert "position embeddings extended 512 -> 4096 (repeat)" in capsys.readouterr().out
+    model = namespace["model"]
+    ids = tf.ones([1, 4096], tf.int32)
+    outputs = model({"input_word_ids": ids, "input_mask": ids, "input_type_ids": tf.zeros_like(ids)})
+    assert outputs["sequence_output"].shape == (1, 4096, 128)

@@ -4,12 +4,13 @@ directory with the bundled defaults (nothing read from the checkout)."""
 import json
 import os
 import shutil
-import site
 import subprocess
 import sys
 
 import pytest
 import tensorflow as tf
+
+from venv_test_env import env_without_pythonpath, site_dirs, venv_seeing_this_interpreters_packages
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
@@ -28,26 +29,6 @@ def _source_files_only(directory, names):
         name for name in names if os.path.exists(os.path.join(directory, name, "pyvenv.cfg"))}
 
 
-def _venv_seeing_this_interpreters_packages(path):
-    """A virtual environment at `path` that also imports what this interpreter imports.
-
-    `--system-site-packages` would give it the base Python's packages, not those of the venv
-    pytest may run in: a `.pth` file adds this interpreter's site directories instead (their own
-    `.pth` files processed), after the new environment's own.
-    """
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
-    python = str(path / "bin" / "python")
-    own_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
-    with open(os.path.join(own_site, "outer_site_packages.pth"), "w") as handle:
-        handle.write("import site; " + "; ".join(f"site.addsitedir({directory!r})" for directory in _site_dirs()) + "\n")
-
-
-def _site_dirs():
-    """This interpreter's site-packages directories (a venv's, and the base Python's if it inherits them)."""
-    return [directory for directory in site.getsitepackages() + [site.getusersitepackages()] if directory in sys.path]
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """A virtual environment with the wheel installed. It sees this interpreter's packages
@@ -60,8 +41,7 @@ def venv(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(wheel_dir), str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = wheel_dir.glob("albert_tf-*.whl")
-    _venv_seeing_this_interpreters_packages(root / "venv")
-    bin_dir = root / "venv" / "bin"
+    bin_dir = venv_seeing_this_interpreters_packages(root / "venv")
     subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
                    check=True, capture_output=True, timeout=300)
     workdir = root / "elsewhere"
@@ -71,8 +51,7 @@ def venv(tmp_path_factory):
 
 def run(venv, *args, timeout=600):
     bin_dir, workdir = venv
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    env = env_without_pythonpath(TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run([str(bin_dir / args[0]), *args[1:]], cwd=workdir, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
@@ -91,7 +70,7 @@ def test_the_environment_sees_this_interpreters_packages(venv):
     """Run from a venv (the README's `.venv`), `--system-site-packages` gave the base Python's instead."""
     result = run(venv, "python", "-c", "import json, sys; print(json.dumps(sys.path))")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert set(_site_dirs()) <= set(json.loads(result.stdout)), result.stdout
+    assert set(site_dirs()) <= set(json.loads(result.stdout)), result.stdout
 
 
 @pytest.mark.slow

@@ -48,6 +48,30 @@ def test_directory_without_metrics_is_an_error(tmp_path):
         plot_metrics(str(tmp_path))
 
 
+def test_a_damaged_line_is_named_by_its_own_number(tmp_path):
+    _write_pretraining_metrics(tmp_path)
+    lines = (tmp_path / "metrics.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "metrics.jsonl").write_bytes(lines[0] + b'{"step": 5, "spl\n' + b"".join(lines[1:]))
+    with pytest.raises(ValueError, match="metrics.jsonl: line 2 is not JSON"):
+        plot_metrics(str(tmp_path))
+    (tmp_path / "metrics.jsonl").write_bytes(b"".join(lines[:3]) + b'{"step": 30, "split": "\xff"}\n')
+    with pytest.raises(ValueError, match=r"metrics.jsonl: line 4 is not JSON \(not UTF-8 text\)"):
+        plot_metrics(str(tmp_path))
+
+
+@pytest.mark.parametrize("out_dir", ["a_file", "a_file/sub"])
+def test_an_out_dir_that_is_a_file_is_one_line_and_nothing_is_written(tmp_path, out_dir):
+    _write_pretraining_metrics(tmp_path)
+    (tmp_path / "a_file").write_text("kept")
+    failed = subprocess.run([sys.executable, "-m", "albert_cli.plot_metrics", str(tmp_path),
+                             f"--out_dir={tmp_path / out_dir}"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr, failed.stderr
+    assert failed.stderr.startswith("error: --out_dir") and failed.stderr.count("\n") == 1, failed.stderr
+    assert "a_file" in failed.stderr and "not a directory" in failed.stderr.lower(), failed.stderr
+    assert (tmp_path / "a_file").read_text() == "kept"
+    assert sorted(os.listdir(tmp_path)) == ["a_file", "metrics.jsonl"]
+
+
 def test_script_writes_figures_and_reports_errors_in_one_line(tmp_path):
     _write_pretraining_metrics(tmp_path)
     command = [sys.executable, "-m", "albert_cli.plot_metrics"]
@@ -71,3 +95,11 @@ def test_without_matplotlib_the_script_says_what_to_install(tmp_path):
     assert failed.returncode == 2, failed.stderr
     assert failed.stderr == "error: drawing figures needs matplotlib, an optional extra: pip install 'albert-tf[plots]' (or pip install matplotlib)\n"
     assert not (tmp_path / "pretraining_curves.png").exists()
+
+
+def test_help_and_usage_name_the_installed_command():
+    command = [sys.executable, "-m", "albert_cli.plot_metrics"]
+    shown = subprocess.run(command + ["--help"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0 and "    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]\n" in shown.stdout, shown.stdout
+    failed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
+    assert failed.returncode == 2 and failed.stderr.startswith("error: usage: albert-plot-metrics OUTPUT_DIR"), failed.stderr

@@ -67,3 +67,16 @@ def test_load_extends_hugging_face_and_keras_hub_weights(tmp_path, save):
     assert report.extended_positions == "32 -> 80 (repeat)"
     learned = short.embeddings.position_embeddings.numpy()
     np.testing.assert_array_equal(long.embeddings.position_embeddings.numpy(), np.concatenate([learned] * 3)[:80])
+
+
+@pytest.mark.parametrize("file_name", ["model.weights.h5", "model.keras"])
+def test_load_extends_keras_files(tmp_path, file_name):
+    short = AlbertModel(_config(32))
+    path = str(tmp_path / file_name)
+    short.save_weights(path) if file_name.endswith(".weights.h5") else short.save(path)
+    long = AlbertModel(_config(80))
+    report = load(long, path, extend_positions="repeat")
+    assert report.extended_positions == "32 -> 80 (repeat)"
+    learned = short.embeddings.position_embeddings.numpy()
+    np.testing.assert_array_equal(long.embeddings.position_embeddings.numpy(), np.concatenate([learned] * 3)[:80])
+    np.testing.assert_array_equal(long.embeddings.word_embeddings.numpy(), short.embeddings.word_embeddings.numpy())

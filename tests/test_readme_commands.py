@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import tensorflow as tf
 
 from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import head_of_shipped
@@ -60,3 +61,22 @@ def test_the_glue_command_can_be_rerun_and_its_export_shown(tmp_path):
                            capture_output=True, text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr[-3000:]
     assert "serving_default" in shown.stdout and "sentence" in shown.stdout
+
+
+@pytest.mark.slow
+def test_the_data_builder_command_makes_what_the_trainer_command_reads(tmp_path):
+    (build,) = readme_commands("python -m data_prep.create_pretraining_data")
+    (train,) = readme_commands("python run_pretraining.py --input_file=")
+    corpus = tmp_path / "corpus.txt"
+    with open(os.path.join(REPO, "data", "corpus", "sample.txt"), encoding="utf-8") as handle:
+        corpus.write_text("".join(handle.readlines()[:300]), encoding="utf-8")
+    records = str(tmp_path / "train.tfrecord")
+    built = run(build, **{"--input_file=corpus.txt": f"--input_file={corpus} --dupe_factor=1",
+                          "--output_file=train.tfrecord": f"--output_file={records}"})
+    assert built.returncode == 0, built.stderr[-3000:]
+    output_dir = tmp_path / "pretraining"
+    trained = run(train, **{"--input_file=train.tfrecord": f"--input_file={records}",
+                            "--output_dir=output/my_pretraining": f"--output_dir={output_dir} --num_train_steps=2 "
+                            "--num_warmup_steps=0 --iterations_per_loop=1 --train_batch_size=4 --max_eval_steps=1"})
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-2")

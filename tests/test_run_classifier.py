@@ -472,10 +472,13 @@ def test_a_rerun_says_it_is_finished_and_a_resume_where_it_resumes(tmp_path):
 
     assert f"no checkpoint in {output_dir}: fine-tuning from step 0 to step 2" in run(2)
     history = (output_dir / "eval_history.json").read_text()
-    assert (f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--train_step=2); nothing to train"
-            in run(2))
+    finished = run(2)
+    assert f"finished run: ckpt-2 (step 2) in {output_dir} is the last step (--train_step=2); nothing to train" in finished
     assert (output_dir / "eval_history.json").read_text() == history  # nothing evaluated or recorded again
-    assert f"resuming from ckpt-2 (step 2) in {output_dir}: fine-tuning to step 4" in run(4)
+    resumed = run(4)
+    assert f"resuming from ckpt-2 (step 2) in {output_dir}: fine-tuning to step 4" in resumed
+    # One line says it: no second one from the library ("resumed from ...ckpt-2" after "nothing to train").
+    assert "resumed from" not in finished + resumed and finished.count("ckpt-2") == 1, finished + resumed
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
 
 

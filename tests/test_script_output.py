@@ -106,6 +106,31 @@ def test_predict_on_a_dataset_of_unknown_length_warns_nothing_and_shows_progress
     assert last.startswith("scoring: 4/4 batches") and PROGRESS_LINE.match(last)
 
 
+def test_evaluating_and_predicting_a_classifier_again_and_again_warns_of_no_retracing():
+    """`--do_eval --do_predict` asked for `logits_model(classifier)` each time: a new Keras model, a
+    new predict function traced again, and TensorFlow's "triggered tf.function retracing" warnings."""
+    from albert_tf import AlbertClassifier
+    from albert_tf.glue import training
+    from model_test_data import tiny
+
+    classifier = AlbertClassifier(tiny(num_hidden_layers=1, vocab_size=50), num_labels=2)
+    rows = {"input_word_ids": tf.ones([10, 8], tf.int32), "input_mask": tf.ones([10, 8], tf.int32),
+            "input_type_ids": tf.zeros([10, 8], tf.int32)}
+    dataset = tf.data.Dataset.from_tensor_slices((rows, tf.zeros([10], tf.int32))).batch(4)  # a short last batch
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    tf_logger = logging.getLogger("tensorflow")
+    tf_logger.addHandler(handler)
+    try:
+        for _ in range(4):
+            training.predict_logits(training.logits_model(classifier), dataset)
+    finally:
+        tf_logger.removeHandler(handler)
+    assert training.logits_model(classifier) is training.logits_model(classifier)
+    assert not [record.getMessage() for record in records if "retracing" in record.getMessage()]
+
+
 def test_an_infinite_dataset_is_refused():
     with pytest.raises(ValueError, match="infinite"):
         keras_predict.num_batches(tf.data.Dataset.range(3).repeat())
@@ -146,6 +171,20 @@ def test_convert_hides_tensorflows_startup_lines(tmp_path):
     assert not [line for line in result.stderr.splitlines() if CPP_LOG_LINE.match(line) and line[0] in "IW"], \
         result.stderr
     assert "cuInit" not in result.stderr and "absl::InitializeLog" not in result.stderr, result.stderr
+
+
+def test_tokenizing_and_packing_in_a_plain_process_print_no_onednn_error():
+    """The README's text layers logged `E0000 ... oneDNN supports DT_INT64 only on platforms with
+    AVX-512` (ragged tf.concat(axis=1) transposes int64 row indices) in any process that runs them."""
+    code = ("from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer\n"
+            "tokenize = AlbertTextTokenizer('data/albert_spm/30k-clean.model')\n"
+            "pack = AlbertInputPacker(seq_length=32, cls_id=tokenize.cls_id, sep_id=tokenize.sep_id, pad_id=tokenize.pad_id)\n"
+            "ids = tokenize(['The cat sat on the mat.', 'It cost 1,000,000 dollars.'])\n"
+            "print(pack([ids, ids])['input_word_ids'].shape)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert result.returncode == 0 and result.stdout == "(2, 32)\n", result.stderr
+    assert "oneDNN supports" not in result.stderr, result.stderr
 
 
 def run_script(script, *args):

@@ -123,6 +123,28 @@ def test_race_token_ids_of_another_shape_are_refused():
                         "input_mask", "input_word_ids")
 
 
+def _with_mask_row(inputs, row):
+    mask = inputs["input_mask"].numpy().copy()
+    mask[(0,) * (mask.ndim - 1)] = row
+    return {**inputs, "input_mask": tf.constant(mask)}
+
+
+@pytest.mark.parametrize("module_kind", ["classifier", "encoder", "squad", "race"])
+def test_token_ids_with_a_mask_of_other_values_or_a_row_of_no_tokens_are_refused(classifier, module_kind):
+    if module_kind == "classifier":
+        call, inputs = _classifier_module(classifier).serve_token_ids, _token_inputs([2, 32])
+    elif module_kind == "encoder":
+        call, inputs = EncoderModule(classifier.albert).serve, _token_inputs([2, 16])
+    elif module_kind == "squad":
+        call, inputs = _squad_module().serve_token_ids, _token_inputs([2, 48], INPUTS + ("p_mask",))
+    else:
+        call, inputs = _race_module()[0].serve_token_ids, _token_inputs([2, 4, 16])
+    call(inputs)  # 1s, and 1s then 0s, are served
+    call(_with_mask_row(inputs, [1] * 5 + [0] * (inputs["input_mask"].shape[-1] - 5)))
+    _assert_refused(lambda: call(_with_mask_row(inputs, 2)), "input_mask must hold only 0 (padding) and 1")
+    _assert_refused(lambda: call(_with_mask_row(inputs, 0)), "input_mask: every row needs a 1")
+
+
 def test_classifier_text_past_the_export_bounds_is_refused(classifier):
     module = _classifier_module(classifier, max_batch_size=3, max_string_bytes=40)
     served = module.serve_text(tf.constant(["a" * 40] * 3), tf.constant(["b"] * 3))  # at the bounds

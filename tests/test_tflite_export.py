@@ -1,6 +1,6 @@
-"""LiteRT (TFLite) classifier exports: loaded by LiteRT's interpreter in a fresh process, equal to the
-in-process model (float32 to float rounding; dynamic int8 within a stated tolerance). What MediaPipe
-makes of the `--export_tflite` files on raw text: tests/test_mediapipe_export.py."""
+"""LiteRT (TFLite) classifier exports: loaded by LiteRT's interpreter (`ai_edge_litert`, no TensorFlow)
+in a fresh process, equal to the in-process model (float32 to float rounding; dynamic int8 within a stated
+tolerance). What MediaPipe makes of the `--export_tflite` files on raw text: tests/test_mediapipe_export.py."""
 
 import json
 import os
@@ -86,7 +86,7 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
     runner = Interpreter(model_path=sys.argv[3]).get_signature_runner("serving_default")
     result = [runner(**{k: np.array(v, np.int32).reshape(shape) for k, (v, shape) in request.items()})["logits"].tolist()
               for request in requests]  # one interpreter, requests of other shapes one after another
-    assert "albert_tf" not in sys.modules
+    assert "albert_tf" not in sys.modules and "tensorflow" not in sys.modules
     open(sys.argv[2], "w").write(json.dumps(result))
     """
 )
@@ -96,7 +96,7 @@ SERVING_TFLITE_SCRIPT = textwrap.dedent(
 def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process_serves(tmp_path):
     """`export_classifier(tflite_quantization=...)`: the SavedModel version directory also holds
     `model.tflite` (TF Serving's --prefer_tflite_model file); one interpreter answers ragged requests
-    and an empty one in a fresh process of LiteRT alone."""
+    and an empty one in a fresh process that imports only LiteRT's interpreter."""
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
     from glue_test_data import SPM_MODEL
@@ -120,6 +120,29 @@ def test_an_export_with_serving_tflite_holds_the_int8_model_that_a_fresh_process
         int8_error = np.abs(np.array(logits) - expected).max()
         assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
     assert np.array(result[2]).reshape(-1, 3).shape == (0, 3)
+
+
+def test_a_block_sparse_classifier_exports_and_its_litert_model_answers_as_the_saved_model(tmp_path):
+    """The random blocks are constants of the converted graph (LiteRT has no random ops): the LiteRT
+    model gives the SavedModel's logits at lengths that run sparse, padded ones included, and dense."""
+    from albert_tf.config import min_sparse_length
+    from albert_tf.glue.tasks import get_task
+    from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, export_classifier
+    from glue_test_data import SPM_MODEL
+
+    tf.keras.utils.set_random_seed(1)
+    config = tiny(attention_type="block_sparse", block_size=8, num_random_blocks=1, max_position_embeddings=128,
+                  num_hidden_layers=2, vocab_size=200)
+    classifier = AlbertClassifier(config, num_labels=3)
+    path = export_classifier(classifier, get_task("mnli"), SPM_MODEL, str(tmp_path / "export"), max_seq_length=128,
+                             version=1, tflite_quantization="float32")
+    served = tf.saved_model.load(path).signatures[TOKEN_IDS_SIGNATURE]
+    runner = Interpreter(model_path=os.path.join(path, "model.tflite")).get_signature_runner()
+    for length in (12, min_sparse_length(8, 1) + 1, 100, 128):
+        inputs = {k: v[:2] for k, v in batch_for(config, batch=2, seq=length, seed=length).items()
+                  if k != "masked_lm_positions"}
+        expected = served(**{k: tf.constant(v) for k, v in inputs.items()})["logits"].numpy()
+        np.testing.assert_allclose(runner(**inputs)["logits"], expected, rtol=0, atol=FLOAT_TOLERANCE)
 
 
 def test_a_mixed_precision_classifier_converts_in_float32():
@@ -148,6 +171,11 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(os.listdir(tmp_path / "tflite")) == ["classifier_dynamic_int8.tflite", "classifier_float32.tflite"]
+    with open(tmp_path / "out" / "best_metrics.json") as handle:
+        accuracy = json.load(handle)["metrics"]["accuracy"]
+    # Which weights were converted, said before the files are named.
+    assert (f"using the best fine-tuned model {tmp_path / 'out' / 'best' / 'model'} (step 2, dev accuracy={accuracy:.4f})"
+            in result.stderr.splitlines()), result.stderr[-3000:]
     # Two forms: TF Serving's takes token ids of any shape and returns logits; the device's
     # (MediaPipe's) takes [1, --tflite_seq_length] and returns probabilities.
     serving = Interpreter(model_path=str(tmp_path / "export" / "1" / "model.tflite"))

@@ -5,22 +5,29 @@ The model classes are found through Keras' registry ("albert_tf>..."), not impor
 import this package (`from_pretrained`), not the other way round.
 """
 
+import zipfile
+
 import keras
 
 from albert_tf.checkpoints.names import tf1_variables
 from albert_tf.checkpoints.stored import StoredWeights
 
 
-def read_keras_file(path, model):
+# Where a `.weights.h5` file keeps the position table: the factorized embedding's third variable.
+_POSITION_TABLE_SUFFIX = "factorized_embedding/vars/2"
+
+
+def read_keras_file(path, model, longer_positions=False):
     """A `.keras` file is loaded as the model it holds; a `.weights.h5` file into the model its
-    layers name (pretraining, classifier or backbone), built from `model`'s config."""
+    layers name (pretraining, classifier or backbone), built from `model`'s config (with the
+    file's own number of positions when `longer_positions`: the model may have more)."""
     if path.endswith(".keras"):
         try:
             source = keras.saving.load_model(path, compile=False)
-        except (ValueError, TypeError, OSError) as error:
+        except (ValueError, TypeError, OSError, zipfile.BadZipFile) as error:
             raise ValueError(f"{path} is not a loadable .keras file of an ALBERT model ({error}).") from None
     else:
-        source = _model_for_weights_file(path, model.config)
+        source = _model_for_weights_file(path, model.config, longer_positions)
         try:
             source.load_weights(path)
         except (ValueError, OSError) as error:
@@ -37,7 +44,7 @@ def read_keras_file(path, model):
     )
 
 
-def _model_for_weights_file(path, config):
+def _model_for_weights_file(path, config, longer_positions):
     import h5py  # pylint: disable=g-import-not-at-top
 
     try:
@@ -45,8 +52,13 @@ def _model_for_weights_file(path, config):
             layers = handle.get("layers")
             names = set(layers.keys()) if layers is not None else set()
             num_labels = handle["layers/classification_head/vars/0"].shape[0] if "classification_head" in names else None
+            tables = []
+            handle.visititems(lambda name, item: tables.append(item.shape[0]) if name.endswith(
+                _POSITION_TABLE_SUFFIX) and len(getattr(item, "shape", ())) == 2 else None)
     except OSError as error:
         raise ValueError(f"{path} is not a readable .weights.h5 file ({error}).") from None
+    if longer_positions and tables and tables[0] < config.max_position_embeddings:
+        config = config.replace(max_position_embeddings=int(tables[0]))
     if "masked_lm_head" in names:
         return _registered("AlbertPretrainingModel")(config)
     if num_labels is not None:

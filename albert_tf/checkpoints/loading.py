@@ -14,6 +14,7 @@ import dataclasses
 import fnmatch
 import os
 
+import numpy as np
 import tensorflow as tf
 
 from albert_tf.checkpoints import formats
@@ -137,7 +138,7 @@ def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, lo
     if path.endswith((".keras", ".weights.h5")):
         if not tf.io.gfile.exists(path):
             raise FileNotFoundError(f"{path} does not exist; expected a Keras .keras or .weights.h5 file.")
-        return read_keras_file(path, model)
+        return read_keras_file(path, model, longer_positions)
     prefix = resolve_checkpoint_prefix(path)
     reader = open_checkpoint(prefix)
     if not reader.has_tensor(OBJECT_GRAPH_KEY):
@@ -258,7 +259,8 @@ def _mismatch(stored, name, source, variable):
 
 
 def _read_all(stored, names):
-    """{name: value}; a truncated or damaged file is a ValueError naming it and the weight."""
+    """{name: value}; a truncated or damaged file, or a weight holding NaN or infinity (a diverged
+    run's), is a ValueError naming it and the weight."""
     values = {}
     for name in sorted(names):
         try:
@@ -266,6 +268,9 @@ def _read_all(stored, names):
         except (tf.errors.OpError, IndexError) as error:
             raise ValueError(f"{stored.path}: cannot read weight {name} ({error_line(error)}); the checkpoint's "
                              "data file is truncated or damaged, nothing was loaded.") from None
+        if not np.isfinite(np.asarray(values[name], np.float32)).all():
+            raise ValueError(f"{stored.path}: {stored.described(name)} holds NaN or infinite values; "
+                             "nothing was loaded.")
     return values
 
 

@@ -16,7 +16,7 @@ from albert_tf.checkpoints.names import (BEST_CHECKPOINT_PREFIX, GLOBAL_STEP, HU
                                          tf1_variables)
 from albert_tf.checkpoints.stored import StoredWeights
 from albert_tf.error_text import error_line
-from albert_tf.io_utils import atomic_open, temporary_name
+from albert_tf.io_utils import atomic_open, latest_checkpoint, temporary_name
 
 
 def resolve_checkpoint_prefix(path):
@@ -37,14 +37,14 @@ def resolve_checkpoint_prefix(path):
 
 
 def _prefix_in_directory(directory):
-    latest = tf.train.latest_checkpoint(directory)
+    latest = latest_checkpoint(directory)
     if latest and tf.io.gfile.exists(latest + ".index"):
         return latest
     for name in (RELEASED_CHECKPOINT_NAME, HUB_VARIABLES_PREFIX, BEST_CHECKPOINT_PREFIX):
         prefix = os.path.join(directory, name)
         if tf.io.gfile.exists(prefix + ".index"):
             return prefix
-    latest = tf.train.latest_checkpoint(os.path.join(directory, TRAINING_CHECKPOINT_DIR))
+    latest = latest_checkpoint(os.path.join(directory, TRAINING_CHECKPOINT_DIR))
     if latest and tf.io.gfile.exists(latest + ".index"):
         return latest
     indexes = sorted(tf.io.gfile.glob(os.path.join(directory, "*.index")))
@@ -53,7 +53,7 @@ def _prefix_in_directory(directory):
     found = f"several: {[os.path.basename(index) for index in indexes]}" if indexes else "none"
     raise FileNotFoundError(
         f"checkpoint directory {directory} holds no single checkpoint (*.index files: "
-        f"{found}) and no `checkpoint` file naming one; pass the checkpoint prefix instead."
+        f"{found}) and no readable `checkpoint` file naming one; pass the checkpoint prefix instead."
     )
 
 

@@ -2,6 +2,7 @@
 (evaluation on a schedule, the best checkpoint kept by the task's metric)."""
 
 import collections
+import weakref
 
 import keras
 import numpy as np
@@ -14,9 +15,17 @@ EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
 
 
+# One logits model per classifier: Keras traces a predict function per model, so a new model for
+# each evaluation and prediction traced again each time, and TensorFlow warned about retracing.
+_LOGITS_MODELS = weakref.WeakKeyDictionary()
+
+
 def logits_model(classifier):
-    """The classifier with only its `logits` output, for `fit` and `predict` (weights shared)."""
-    return keras.Model(classifier.input, classifier.output["logits"], name="logits_model")
+    """The classifier with only its `logits` output, for `fit` and `predict` (weights shared); the
+    same model on every call for the same classifier."""
+    if classifier not in _LOGITS_MODELS:
+        _LOGITS_MODELS[classifier] = keras.Model(classifier.input, classifier.output["logits"], name="logits_model")
+    return _LOGITS_MODELS[classifier]
 
 
 def predict_logits(model, dataset, label="predicting"):

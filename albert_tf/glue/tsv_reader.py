@@ -1,6 +1,7 @@
 """GLUE TSV files (the layout GLUE's download script makes) -> `GlueExample`s, as the original read them.
 
-Bad rows are errors naming the file and line, except where the original skipped them (QQP rows
+Text is UTF-8: a file that is not is an error naming its first line that is not. Bad rows are
+errors naming the file and line, except where the original skipped them (QQP rows
 with missing columns): those are counted and reported. Rows the original read without a word
 (an extra column before STS-B's score, a score outside 0-5) are read as it did, with a warning
 naming the file and lines.
@@ -35,7 +36,7 @@ def read_tsv_split(task, split, data_dir):
         raise SettingError("{data_dir}: {path} is a directory; expected a GLUE TSV file there", path=path)
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
-        text = handle.read().decode("utf-8-sig", errors="replace")
+        text = _utf8_text(path, handle.read())
     # A sentence is a sentence however long (the tokenizer truncates it): no field is refused
     # for its size (csv's default limit is 128 KiB); none can be longer than the file.
     csv.field_size_limit(max(csv.field_size_limit(), len(text)))
@@ -68,6 +69,25 @@ def read_tsv_split(task, split, data_dir):
             path, skipped, task.name,
         )
     return ExampleSet(examples, path, skipped)
+
+
+def _utf8_text(path, data):
+    """`data` decoded; GLUE's files are UTF-8 (as the original read them: strictly), so bytes that
+    are not are a ValueError naming the first such line and the count, not U+FFFD trained on."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        bad = [number for number, line in enumerate(data.split(b"\n"), start=1) if not _is_utf8(line)]
+        raise ValueError(f"{path}:{bad[0]}: not UTF-8 text ({len(bad)} line(s) of the file are not); GLUE TSV "
+                         "files must be UTF-8: re-encode the file") from None
+
+
+def _is_utf8(line):
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _warn_about_lines(path, line_numbers, what):

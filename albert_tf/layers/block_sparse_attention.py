@@ -25,20 +25,30 @@ from albert_tf.config import min_sparse_length
 _MASK_ADDER = -10000.0
 
 
-def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed):
+def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed, max_blocks=None):
     """The random key blocks of each head and middle query block: int32 [heads, nb - 2, r].
 
     Query block i (1 <= i <= nb-2) draws r distinct blocks uniformly from those it does not
     already see: not the global first and last, not its window i-1..i+1. The draw is a
     stateless Philox function of `seed` (the same pattern at every call, in every export);
     `num_blocks` may be a tensor. Needs nb >= 5 + r (BigBird's length rule gives more).
+
+    With `max_blocks` (a Python int >= every nb the graph will see) the uniforms are a constant
+    of the graph, cut from the draw for `max_blocks` (Philox fills a tensor in counter order, so
+    a smaller draw is a prefix of a larger one; tested): the same pattern without the random op,
+    for converters that have none (LiteRT).
     """
     query_blocks = tf.range(1, num_blocks - 1)[:, tf.newaxis]
     key_blocks = tf.range(num_blocks)[tf.newaxis, :]
     allowed = (key_blocks > 0) & (key_blocks < num_blocks - 1) & (tf.abs(key_blocks - query_blocks) > 1)
-    noise = tf.random.stateless_uniform(
-        tf.stack([num_heads, num_blocks - 2, num_blocks]), seed=[seed, 0], alg="philox"
-    )
+    shape = tf.stack([num_heads, num_blocks - 2, num_blocks])
+    if max_blocks is None:
+        noise = tf.random.stateless_uniform(shape, seed=[seed, 0], alg="philox")
+    else:
+        with tf.init_scope():  # computed once, eagerly: a constant in the traced graph
+            stream = tf.random.stateless_uniform(
+                [num_heads * (max_blocks - 2) * max_blocks], seed=[seed, 0], alg="philox").numpy()
+        noise = tf.reshape(tf.constant(stream)[:tf.reduce_prod(shape)], shape)
     # The r largest of iid uniforms over the allowed blocks: a uniform draw without replacement.
     return tf.math.top_k(tf.where(allowed, noise, -1.0), k=num_random_blocks).indices
 
@@ -119,6 +129,7 @@ class BlockSparseAttention(keras.layers.Layer):
         self.random_blocks = None if random_blocks is None else np.asarray(random_blocks).tolist()
         self.dropout = keras.layers.Dropout(attention_probs_dropout_prob, dtype=self.dtype_policy, name="dropout")
         self._said_dense = set()
+        self.max_length = None  # set by `constant_random_blocks`; a tracing choice, not config
 
     def call(self, query, key, value, bias, scale, dense_attention, training=None):
         length = query.shape[2]
@@ -154,12 +165,13 @@ class BlockSparseAttention(keras.layers.Layer):
         query_blocks = blocks(query)
         # Global rows: the first and the last query block against every key.
         global_query = tf.concat([query_blocks[:, :, 0], query_blocks[:, :, -1]], axis=2)
-        global_context = self._attend(global_query, key, value, key_bias[:, tf.newaxis, tf.newaxis, :],
+        global_context = self._attend(global_query, key, value, tf.expand_dims(tf.expand_dims(key_bias, 1), 1),
                                       scale, training)
         first, last = tf.split(global_context, 2, axis=2)
 
         # Middle rows: each query block against its gathered key blocks.
-        table, counts = key_block_table(num_blocks, self._random_blocks(num_blocks, tf.shape(query)[1]))
+        heads = query.shape[1] if query.shape[1] is not None else tf.shape(query)[1]
+        table, counts = key_block_table(num_blocks, self._random_blocks(num_blocks, heads))
         batch_table = tf.broadcast_to(table, tf.concat([tf.shape(query)[:1], tf.shape(table)], axis=0))
 
         def gathered(t):  # [B, N, T', d] -> [B, N, nb-2, (5+r) * block_size, d]
@@ -175,7 +187,7 @@ class BlockSparseAttention(keras.layers.Layer):
 
         context = tf.concat([first[:, :, tf.newaxis], middle, last[:, :, tf.newaxis]], axis=2)
         context = tf.reshape(context, tf.shape(query))
-        query_mask = tf.cast(tf.equal(key_bias, 0.0), context.dtype)[:, tf.newaxis, :, tf.newaxis]
+        query_mask = tf.expand_dims(tf.expand_dims(tf.cast(tf.equal(key_bias, 0.0), context.dtype), 1), -1)
         return (context * query_mask)[:, :, :length]
 
     def _attend(self, query, key, value, bias, scale, training):
@@ -187,7 +199,10 @@ class BlockSparseAttention(keras.layers.Layer):
 
     def _random_blocks(self, num_blocks, num_heads):
         if self.random_blocks is None:
-            return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed)
+            if self.max_length is None:
+                return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed)
+            return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed,
+                                      max_blocks=-(-self.max_length // self.block_size))
         pattern = tf.constant(self.random_blocks, tf.int32)
         tf.debugging.assert_equal(
             tf.shape(pattern)[1], num_blocks - 2,
@@ -210,3 +225,12 @@ class BlockSparseAttention(keras.layers.Layer):
             }
         )
         return config
+
+
+def constant_random_blocks(model, max_length):
+    """Makes every `BlockSparseAttention` of `model` trace its random blocks from constants, for
+    sequences up to `max_length` tokens (`draw_random_blocks`' `max_blocks`): the same pattern,
+    with no random op in the graph."""
+    for layer in model._flatten_layers(include_self=False):  # pylint: disable=protected-access
+        if isinstance(layer, BlockSparseAttention):
+            layer.max_length = max_length

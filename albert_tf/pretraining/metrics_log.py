@@ -5,16 +5,10 @@ import os
 import time
 
 import tensorflow as tf
-from tensorflow.core.framework import summary_pb2
 
-# What `tf.summary.scalar` attaches; written directly because that function lives in the
-# `tensorboard` package, which TensorFlow no longer installs (TensorBoard itself reads these).
-SCALAR_METADATA = summary_pb2.SummaryMetadata(
-    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars")
-)
+from albert_tf.training.tensorboard_log import TensorBoardLog
 
 METRICS_FILE = "metrics.jsonl"
-TENSORBOARD_DIR = "logs"
 
 
 class MetricsLog:
@@ -24,7 +18,7 @@ class MetricsLog:
     def __init__(self, output_dir, enabled=True):
         self.output_dir = output_dir
         self.enabled = enabled
-        self._writers = {}
+        self._tensorboard = TensorBoardLog(output_dir)
 
     def write(self, split, step, values):
         record = {"step": int(step), "split": split, "time": round(time.time(), 3)}
@@ -33,20 +27,11 @@ class MetricsLog:
             return record
         with tf.io.gfile.GFile(os.path.join(self.output_dir, METRICS_FILE), "a") as handle:
             handle.write(json.dumps(record) + "\n")
-        with self._writer(split).as_default(step=int(step)):
-            for name, value in values.items():
-                tf.summary.write(name, tf.constant(float(value), tf.float32), metadata=SCALAR_METADATA)
-        self._writer(split).flush()
+        self._tensorboard.write(split, step, values)
         return record
 
-    def _writer(self, split):
-        if split not in self._writers:
-            self._writers[split] = tf.summary.create_file_writer(os.path.join(self.output_dir, TENSORBOARD_DIR, split))
-        return self._writers[split]
-
     def close(self):
-        for writer in self._writers.values():
-            writer.close()
+        self._tensorboard.close()
 
 
 def _json_number(value):

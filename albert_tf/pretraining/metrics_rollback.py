@@ -14,7 +14,8 @@ from absl import logging
 from tensorflow.core.util import event_pb2
 
 from albert_tf.io_utils import atomic_open, atomic_output
-from albert_tf.pretraining.metrics_log import METRICS_FILE, TENSORBOARD_DIR, metrics_lines, parse_record
+from albert_tf.pretraining.metrics_log import METRICS_FILE, metrics_lines, parse_record
+from albert_tf.training.tensorboard_log import TENSORBOARD_DIR
 
 DROPPED_SUFFIX = ".dropped"
 

@@ -11,6 +11,7 @@ of empty variable handles (NaN outputs; TF 2.21).
 import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
+from albert_tf.layers.block_sparse_attention import constant_random_blocks
 from albert_tf.models.albert_model import INPUT_NAMES
 
 
@@ -22,6 +23,8 @@ def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
     model_copy = type(model).from_config({**model.get_config(), "dtype": None}, kernels="reference")
     model_copy.set_weights(model.get_weights())
+    config = getattr(model_copy, "albert", model_copy).config  # a task model's encoder, or the encoder
+    constant_random_blocks(model_copy, config.max_position_embeddings)  # LiteRT has no random ops
 
     @tf.function(input_signature=[tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
     def function(input_word_ids, input_mask, input_type_ids):

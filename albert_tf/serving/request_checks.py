@@ -1,7 +1,8 @@
 """Checks on one served request, made in the graph before the work they guard.
 
 Token ids: every input must have the shape of `input_word_ids` (the model would broadcast a
-mask of another shape, or not read it at all). Raw text: a request may hold at most
+mask of another shape, or not read it at all), and `input_mask` must be 0s and 1s with a 1 in
+every row. Raw text: a request may hold at most
 `max_batch_size` rows and `max_string_bytes` bytes in any string (and a SQuAD request at most
 `max_windows` windows, `squad_windows.Windows`), so that one request cannot exhaust the server.
 The bounds are export-time arguments (docs/serving.md); a request past one, or with inputs of
@@ -41,14 +42,28 @@ def _rows_checks(inputs, max_rows, bound_name):
 
 
 def checked_token_ids(inputs, max_rows, bound_name="max_batch_size"):
-    """`inputs` (a dict with `input_word_ids`) once each input has the shape of `input_word_ids` and
-    there are at most `max_rows` rows."""
+    """`inputs` (a dict with `input_word_ids`) once each input has the shape of `input_word_ids`,
+    there are at most `max_rows` rows, and `input_mask` (if given) is 0s and 1s with a 1 in every
+    row: the model reads it as "attend or not" (2 would count as 1, a row of no token gives an
+    answer about nothing), so anything else is refused rather than answered."""
     shape = tf.shape(inputs["input_word_ids"])
     checks = [tf.debugging.assert_equal(tf.shape(value), shape, summarize=_SUMMARIZE, message=(
         f"{name} must have the shape of input_word_ids")) for name, value in inputs.items()
         if name != "input_word_ids"]
+    if "input_mask" in inputs:
+        checks += _mask_checks(inputs["input_mask"])
     return _after(checks + _rows_checks({"input_word_ids": inputs["input_word_ids"]}, max_rows, bound_name),
                   inputs)
+
+
+def _mask_checks(mask):
+    is_one = tf.equal(mask, 1)
+    return [
+        tf.debugging.assert_equal(tf.reduce_all(is_one | tf.equal(mask, 0)), True, summarize=_SUMMARIZE,
+                                  message="input_mask must hold only 0 (padding) and 1 (a token)"),
+        tf.debugging.assert_equal(tf.reduce_all(tf.reduce_any(is_one, axis=-1)), True, summarize=_SUMMARIZE,
+                                  message="input_mask: every row needs a 1 (a row of no tokens has no answer)"),
+    ]
 
 
 def checked_text(texts, max_batch_size, max_string_bytes):

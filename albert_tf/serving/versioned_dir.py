@@ -1,7 +1,9 @@
 """TF Serving's model layout: `<export_dir>/<version>/`, the highest number being served."""
 
+import contextlib
 import errno
 import os
+import re
 import time
 
 import tensorflow as tf
@@ -10,11 +12,47 @@ from albert_tf.io_utils import atomic_outputs
 from albert_tf.progress import working
 
 
+# `<export_dir>/.version-N.reserved`: version N is taken by an export still being written.
+_RESERVED = re.compile(r"\.version-(\d+)\.reserved")
+
+
 def next_version(export_dir):
-    """A version number above every existing one (the current Unix time, usually)."""
-    existing = [int(name.rstrip("/")) for name in tf.io.gfile.listdir(export_dir)
-                if name.rstrip("/").isdigit()] if tf.io.gfile.isdir(export_dir) else []
-    return max([int(time.time())] + [version + 1 for version in existing])
+    """A version number above every existing or reserved one (the current Unix time, usually)."""
+    names = [name.rstrip("/") for name in tf.io.gfile.listdir(export_dir)] if tf.io.gfile.isdir(export_dir) else []
+    taken = [int(name) for name in names if name.isdigit()]
+    taken += [int(match.group(1)) for match in map(_RESERVED.fullmatch, names) if match]
+    return max([int(time.time())] + [version + 1 for version in taken])
+
+
+@contextlib.contextmanager
+def _free_version(export_dirs):
+    """Yields a version that no export in `export_dirs` has or is writing, reserved there (a
+    `.version-N.reserved` file, created only if absent) until the block ends: two exports started
+    in the same second take two versions. A reservation left by a killed export only skips its
+    number. Object stores have no exclusive create: there the version is only chosen."""
+    version = max(next_version(export_dir) for export_dir in export_dirs)
+    if any("://" in export_dir for export_dir in export_dirs):
+        yield version
+        return
+    while True:
+        reservations = []
+        try:
+            for export_dir in export_dirs:
+                reservation = os.path.join(export_dir, f".version-{version}.reserved")
+                os.close(os.open(reservation, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                reservations.append(reservation)
+            if not any(os.path.exists(os.path.join(export_dir, str(version))) for export_dir in export_dirs):
+                break  # finished meanwhile by an export that chose it before this one looked
+        except FileExistsError:
+            pass
+        for reservation in reservations:
+            os.remove(reservation)
+        version = max([version + 1] + [next_version(export_dir) for export_dir in export_dirs])
+    try:
+        yield version
+    finally:
+        for reservation in reservations:
+            os.remove(reservation)
 
 
 def save_versioned(module, export_dir, signatures=None, version=None, extra_files=None):
@@ -32,12 +70,14 @@ def save_versioned_together(models, version=None, extra_files=None):
     version for all (by default above every existing one), each with its `extra_files` entry
     ({file name: bytes}, written beside `saved_model.pb`); returns the paths. The folders appear
     together once all are written, or none does (a failure or SIGTERM removes what was written), so
-    an export is never left half made for a rerun to trip on. A version taken meanwhile by another
-    export is a ValueError, and this one is dropped, never merged into it."""
+    an export is never left half made for a rerun to trip on. The default version is reserved while
+    it is written (`_free_version`), so concurrent exports never pick the same one; a given version
+    taken meanwhile by another export is a ValueError, and this one is dropped, never merged into it."""
     for _, export_dir, _ in models:
         tf.io.gfile.makedirs(export_dir)
     if version is None:
-        version = max(next_version(export_dir) for _, export_dir, _ in models)
+        with _free_version([export_dir for _, export_dir, _ in models]) as free:
+            return save_versioned_together(models, free, extra_files)
     paths = [os.path.join(export_dir, str(version)) for _, export_dir, _ in models]
     if not any(tf.io.gfile.exists(path) for path in paths):
         try:

@@ -49,9 +49,10 @@ def read_squad_examples(path, is_training, version_2_with_negative):
     Without `version_2_with_negative` an unanswerable question is an error, not a silent skip.
     A training answer whose text is not the context's at its `answer_start` is skipped, as the
     original skips it ("Could not find answer"), with one warning giving the count. A field of the
-    wrong JSON type is a ValueError naming the file, the question and the field.
+    wrong JSON type is a ValueError naming the file, the question and the field; so is a question
+    id that is not unique (the predictions would keep one answer for both).
     """
-    examples, mismatched = [], []
+    examples, mismatched, first_article = [], [], {}
     for article_number, article in enumerate(load_squad_json(path)):
         where = f"{path}: article {article_number}"
         for paragraph in json_field(json_object(article, where), "paragraphs", list, where):
@@ -60,6 +61,10 @@ def read_squad_examples(path, is_training, version_2_with_negative):
             for qa in json_field(paragraph, "qas", list, where):
                 qas_id = json_field(json_object(qa, f"{where}: a question"), "id", str, f"{where}: a question")
                 where_qa = f"{path}: question {qas_id}"
+                if qas_id in first_article:
+                    raise ValueError(f"{where_qa} appears twice (articles {first_article[qas_id]} and "
+                                     f"{article_number}); question ids must be unique, predictions are keyed by them")
+                first_article[qas_id] = article_number
                 is_impossible = json_field(qa, "is_impossible", bool, where_qa, default=False)
                 if is_impossible and not version_2_with_negative:
                     raise SettingError("{where} is unanswerable (is_impossible): a SQuAD 2.0 file needs "

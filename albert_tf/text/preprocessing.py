@@ -175,7 +175,7 @@ class AlbertTextTokenizer(keras.layers.Layer):
             first.with_flat_values(tf.strings.length(first_pieces) > 0),
         )
         commas = tf.fill(tf.stack([tf.size(originals), 1]), self._sentencepiece.string_to_id(","))
-        replacements = tf.concat([first, digits[:, 1:], tf.RaggedTensor.from_tensor(commas)], axis=1)
+        replacements = _concat_rows([first, digits[:, 1:], tf.RaggedTensor.from_tensor(commas)])
         # Row i of `candidates` is [flat[i]]; rows N.. are the replacements, picked by gather.
         candidates = tf.concat([tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), replacements], axis=0)
         count = tf.size(flat, out_type=tf.int64)
@@ -244,8 +244,8 @@ class AlbertInputPacker(keras.layers.Layer):
         for type_id, segment in enumerate(segments):
             pieces += [segment, sep]
             type_ids += [tf.ones_like(segment) * type_id, tf.ones_like(sep) * type_id]
-        word_ids = tf.concat(pieces, axis=1)
-        type_ids = tf.concat(type_ids, axis=1)
+        word_ids = _concat_rows(pieces)
+        type_ids = _concat_rows(type_ids)
         shape = None if self.seq_length is None else [None, self.seq_length]
         return {
             "input_word_ids": word_ids.to_tensor(default_value=self.pad_id, shape=shape),
@@ -265,6 +265,17 @@ class AlbertInputPacker(keras.layers.Layer):
             }
         )
         return config
+
+
+def _concat_rows(parts):
+    """`tf.concat(parts, axis=1)` for ragged [batch, (n)] tensors, without the Transpose of int64 row
+    indices that tf.concat runs, which oneDNN declines with an error line on stderr: the parts' rows
+    stacked, taken row i of each part in turn, and merged."""
+    stacked = tf.concat(parts, axis=0)
+    num_rows = parts[0].nrows()
+    order = tf.range(len(parts) * num_rows)
+    in_order = tf.gather(stacked, (order % len(parts)) * num_rows + order // len(parts))
+    return tf.RaggedTensor.from_uniform_row_length(in_order, len(parts)).merge_dims(1, 2)
 
 
 def _truncate_segments(segments, budget):

@@ -2,8 +2,9 @@
 
 Unlike the original (which evaluated every saved checkpoint in an endless loop), evaluation runs
 inside training every `eval_every` steps, the best weights are written to `<output_dir>/best/`
-with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`), and
-training ends after `train_steps`. Training resumes from the latest checkpoint in
+with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`, with the
+mean training loss of the steps since the one before as `train_loss`; both also go to TensorBoard
+under `<output_dir>/logs/{train,dev}`), and training ends after `train_steps`. Training resumes from the latest checkpoint in
 `<output_dir>/checkpoints/` if one exists, exactly where it stopped: the checkpoint holds the
 dropout seed generators, and the training data (`albert_tf.training.training_order`) skips the batches
 already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their own evaluation
@@ -21,9 +22,10 @@ from absl import logging
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint, write_json
+from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint, write_json
 from albert_tf.progress import Progress
 from albert_tf.training.resume_check import cannot_resume, check_resumable, mismatches
+from albert_tf.training.tensorboard_log import TensorBoardLog
 
 class FineTuningDiverged(NamesSettings, RuntimeError):
     """The loss or a dev metric became NaN or infinite; nothing after it was saved."""
@@ -31,6 +33,8 @@ class FineTuningDiverged(NamesSettings, RuntimeError):
 
 BEST_METRICS_FILE = "best_metrics.json"
 EVAL_HISTORY_FILE = "eval_history.json"
+# The key of an `eval_history.json` record that is not a dev metric.
+TRAIN_LOSS_KEY = "train_loss"
 
 
 def best_checkpoint_prefix(output_dir):
@@ -44,6 +48,26 @@ def read_best_metrics(output_dir):
         return None
     with tf.io.gfile.GFile(path, "r") as handle:
         return json.load(handle)
+
+
+def start_message(output_dir, train_steps, steps_setting):
+    """One line for the commands to say before training: what `output_dir` holds and what
+    `fine_tune` will do with it (`steps_setting` names where `train_steps` comes from)."""
+    latest = latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    if latest is None:
+        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
+    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
+    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
+    if step >= train_steps:
+        return f"finished run: {found} is the last step ({steps_setting}); nothing to train"
+    return f"resuming from {found}: fine-tuning to step {train_steps}"
+
+
+def best_model_text(output_dir, selection_metric):
+    """Which weights `restore_best` reads, for the commands to say what they evaluate or export."""
+    best = read_best_metrics(output_dir)
+    return (f"the best fine-tuned model {best_checkpoint_prefix(output_dir)} (step {best['step']}, "
+            f"dev {selection_metric}={best['metrics'][selection_metric]:.4f})")
 
 
 def restore_best(model, output_dir):
@@ -74,6 +98,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         if tf.io.gfile.exists(history_path):
             with tf.io.gfile.GFile(history_path, "r") as handle:
                 self.history = json.load(handle)
+        self.tensorboard = TensorBoardLog(output_dir)
         self.progress = None
 
     def _step(self):
@@ -96,7 +121,11 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         metrics = self.evaluate_fn(self.model)
         if not all(math.isfinite(value) for value in metrics.values() if isinstance(value, float)):
             self._diverged(f"non-finite dev metrics at step {step}: {metrics}")
-        self.history.append({"step": step, **metrics})
+        train_loss = float(logs["loss"])  # Keras' mean over this epoch's steps: those since the last evaluation
+        self.history.append({"step": step, TRAIN_LOSS_KEY: train_loss, **metrics})
+        self.tensorboard.write("train", step, {"loss": train_loss})
+        self.tensorboard.write("dev", step, {name: value for name, value in metrics.items()
+                                             if isinstance(value, (int, float)) and not isinstance(value, bool)})
         save_checkpoint(self.manager, step)
         logging.info("step %d: %s", step, ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
         score = metrics[self.selection_metric]
@@ -108,9 +137,11 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         self.progress.close()
+        self.tensorboard.close()
 
     def _diverged(self, reason):
         self.progress.close()
+        self.tensorboard.close()
         raise FineTuningDiverged(
             "{reason}; stopped without saving. Last good checkpoint: {latest}. Lower {learning_rate}, raise "
             "{warmup_step} or check the data (labels), then rerun to resume from it.",
@@ -143,7 +174,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
             manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
             raise cannot_resume(manager.directory, error) from None
-        logging.info("resumed from %s", manager.latest_checkpoint)
     done_steps = int(optimizer.iterations.numpy())
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
     if done_steps < train_steps:

@@ -13,14 +13,14 @@ import tensorflow as tf
 from google.protobuf import text_format
 
 from albert_tf.error_text import SettingError, error_line
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import atomic_open, latest_checkpoint
 
 
 def check_checkpoint_state(directory):
     """Raises a SettingError if `directory` (`output_dir`) holds checkpoints that its `checkpoint`
     file does not name."""
     prefixes = checkpoint_prefixes(directory)
-    if prefixes and tf.train.latest_checkpoint(directory) is None:
+    if prefixes and latest_checkpoint(directory) is None:
         raise SettingError(
             "{output_dir} {directory}: its `checkpoint` state file is missing or unreadable, but it holds {held}; "
             "write `model_checkpoint_path: \"{last}\"` into {state_file} to resume from it, or use another "
@@ -34,7 +34,7 @@ def check_resumable(directory, model, fall_back_setting=None):
     a Keras variable takes a tensor of another shape without a word. `fall_back_setting`: the
     caller's setting that runs `fall_back_to_intact`, offered when the latest one is damaged."""
     check_checkpoint_state(directory)
-    latest = tf.train.latest_checkpoint(directory)
+    latest = latest_checkpoint(directory)
     if latest is None:
         return
     if damaged(latest) is not None:
@@ -50,7 +50,7 @@ def fall_back_to_intact(directory):
     returns a line saying what it did, or None if there was nothing to do. Raises a
     SettingError if no
     checkpoint is intact. Call before a `CheckpointManager` reads the directory."""
-    latest = tf.train.latest_checkpoint(directory)
+    latest = latest_checkpoint(directory)
     if latest is None or damaged(latest) is None:
         return None
     prefixes = checkpoint_prefixes(directory)
@@ -91,7 +91,7 @@ def mismatches(prefix, model):
 
 def cannot_resume(directory, error, fall_back_setting=None):
     """The SettingError for a failed restore of the latest checkpoint in `directory`."""
-    latest = tf.train.latest_checkpoint(directory)
+    latest = latest_checkpoint(directory)
     damage = damaged(latest) if latest else None
     if damage is None:
         detail = " ".join(str(error).split())[:300] or type(error).__name__
