@@ -21,3 +21,5 @@ MAX_STRING_BYTES = 65536
 MAX_WINDOWS = 128
 # The weights of a LiteRT (TFLite) export (albert_tf.serving.tflite_export).
 TFLITE_QUANTIZATIONS = ("float32", "dynamic_int8")
+# The output formats of a weights conversion (albert_tf.convert).
+CONVERT_FORMATS = ("hf", "keras_hub", "tf1")
