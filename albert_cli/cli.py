@@ -11,16 +11,15 @@ exit status 143. Library modules never import this one.
 import errno
 import math
 import os
-import signal
 import sys
 import tempfile
-import threading
 
 from absl import app
 
 from albert_cli.bundled import resolve_command_line
 from albert_cli.plain_output import plain_output
 from albert_tf.error_text import NamesSettings, error_line
+from albert_tf.sigterm import on_sigterm
 
 # Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
 TERMINATED_EXIT_CODE = 143
@@ -88,18 +87,14 @@ def run_main(main, argv=None, help_module=None):
             exit_with_usage_error(disk_full_message(error))
 
     # SIGTERM (a stop, a preemption) unwinds like an error: partial outputs are removed, one line.
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     # absl would print its whole usage text for a bad flag; one line names the flag instead.
     try:
-        app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
+        with on_sigterm(_raise_terminated):
+            app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
     except UsageError as error:
         exit_with_usage_error(error)
     except Terminated:
         exit_terminated()
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def exit_terminated():

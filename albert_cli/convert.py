@@ -13,17 +13,16 @@ import os
 from absl import flags
 
 from albert_cli.cli import UsageError, require, run_main
-from albert_tf.io_utils import atomic_directory
 from albert_cli.tensorflow_logs import quiet_tensorflow
+from albert_tf.choices import CONVERT_FORMATS
+from albert_tf.io_utils import atomic_directory
 
-# Not from albert_tf.convert: --help answers before TensorFlow is imported.
-FORMATS = ("hf", "keras_hub", "tf1")
 TF1_CONFIG_NAME = "albert_config.json"
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("from", None, "Input: an HF checkpoint directory, a keras-hub preset or a TF1 checkpoint.")
 flags.DEFINE_string("to", None, "Output directory (created; must not hold files).")
-flags.DEFINE_enum("format", None, FORMATS, "Output format.")
+flags.DEFINE_enum("format", None, CONVERT_FORMATS, "Output format.")
 flags.DEFINE_string("albert_config_file", None, f"TF1 input or our run's output: its config (default: the {TF1_CONFIG_NAME} beside it, which our runs write).")
 flags.DEFINE_bool("backbone_only", False, "Convert the backbone alone, leaving out the input's heads (MLM, SOP, classifier, SQuAD); without it every weight is converted, or the command refuses.")
 flags.DEFINE_string("spm_model_file", None, "SentencePiece model to write along (default: the input's own).")

@@ -18,7 +18,6 @@ import contextlib
 import json
 import math
 import os
-import signal
 import sys
 
 from absl import flags
@@ -30,6 +29,7 @@ from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_
                             require_recompute_trainable, run_main, settle_kernels, start_determinism)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
+from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 from albert_cli.task_flags import require_init_checkpoint_for_extend_positions
 from albert_cli.tensorflow_logs import quiet_tensorflow
@@ -233,11 +233,8 @@ def sigterm_stops(what):
         sys.stderr.flush()
         os._exit(TERMINATED_EXIT_CODE)  # pylint: disable=protected-access  (no TF teardown mid-op)
 
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
+    with on_sigterm(stop):
         yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv):

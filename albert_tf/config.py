@@ -11,7 +11,7 @@ from albert_tf.io_utils import atomic_open
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
 ATTENTION_TYPES = ("dense", "block_sparse")
-# The block-sparse keys, left out of `to_dict` at these values: dense configs are written as before.
+# The block-sparse keys, left out of `to_dict` at these values: a dense config's JSON has the released keys only.
 _ATTENTION_DEFAULTS = {"attention_type": "dense", "block_size": None, "num_random_blocks": None}
 
 # Keys the released JSON files carry that the model does not read (kept and written back).

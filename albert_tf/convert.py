@@ -17,10 +17,10 @@ from albert_tf.checkpoints.model_files import spm_model_beside
 from albert_tf.checkpoints.names import (ALBERT_CONFIG_NAME, HEAD_NAMES, POOLER_NAMES, POOLER_PATTERN, QA_HEAD,
                                          RELEASED_CHECKPOINT_NAME)
 from albert_tf.checkpoints.tf1 import save_tf1_checkpoint
+from albert_tf.choices import CONVERT_FORMATS
 from albert_tf.config import AlbertConfig
 from albert_tf.models import AlbertClassifier, AlbertModel, AlbertPretrainingModel
 
-FORMATS = ("hf", "keras_hub", "tf1")
 # An HF `AlbertForMaskedLM` checkpoint (most hub ALBERTs) may lack the sentence-order head and the
 # pooler: they start from their initializers (the report lists them as missing).
 NOT_IN_MASKED_LM = HEAD_NAMES["sentence_order_head"][:1] + (POOLER_PATTERN,)
@@ -132,13 +132,16 @@ def read_any(path, albert_config_file=None, erf_gelu_as_tanh=False, backbone_onl
 
 
 def write(model, directory, output_format, spm_model_file, do_lower_case=True):
-    """Writes `model` with all its weights to `directory` in `output_format` (one of FORMATS).
+    """Writes `model` with all its weights to `directory` in `output_format`.
     `do_lower_case`: HF output's tokenizer lowercases.
 
     Raises:
         NoPlaceForHeads: keras-hub output of a model with heads (a preset holds the backbone;
             keras-hub's `AlbertMaskedLM` task has no sentence-order head).
+        ValueError: an `output_format` not in `CONVERT_FORMATS`.
     """
+    if output_format not in CONVERT_FORMATS:
+        raise ValueError(f"format: expected one of {list(CONVERT_FORMATS)}, got {output_format!r}")
     if output_format == "hf":
         huggingface.save_huggingface_checkpoint(model, directory, spm_model_file, do_lower_case=do_lower_case)
     elif output_format == "keras_hub":

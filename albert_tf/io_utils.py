@@ -10,9 +10,9 @@ import json
 import os
 import re
 import shutil
-import signal
-import threading
 import uuid
+
+from albert_tf.sigterm import sigterm_deferred
 
 
 def temporary_name(path):
@@ -89,23 +89,6 @@ def _rename_all(sources, destinations):
         for destination in placed:
             _remove_quietly(destination, _is_remote(destination))
         raise
-
-
-@contextlib.contextmanager
-def sigterm_deferred():
-    """A SIGTERM that arrives during the block takes effect when it ends (main thread only: Python
-    runs signal handlers there; elsewhere the block runs unguarded)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received = []
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if received:
-            signal.raise_signal(signal.SIGTERM)
 
 
 def _remove_quietly(path, remote):

@@ -1,10 +1,12 @@
-"""Timing helpers shared by the benchmarks: interleaved rounds, medians, machine facts.
+"""Helpers shared by the benchmarks: interleaved rounds, medians, machine facts, the text of a data directory.
 
 The reference machine is shared and noisy, so cases are timed in interleaved rounds (each round
 runs every case once) rather than one after the other: a burst of load from elsewhere then hits
 all cases alike instead of biasing whichever happened to run during it.
 """
 
+import csv
+import glob
 import os
 import platform
 import statistics
@@ -77,3 +79,35 @@ def onednn_state():
     from tensorflow.python.util import _pywrap_util_port  # no public API reports the state
 
     return "on" if _pywrap_util_port.IsMklEnabled() else "off"
+
+
+GLUE_TEXT_COLUMNS = {  # task -> column names (or indices, for the header-less CoLA train/dev)
+    "SST-2": ("sentence",),
+    "CoLA": ("sentence", 3),
+    "MRPC": ("#1 String", "#2 String"),
+    "STS-B": ("sentence1", "sentence2"),
+}
+
+
+def text_lines(data_dir):
+    """Every sentence field of `data_dir`/glue/*/{train,dev,test}.tsv and every non-empty line of
+    `data_dir`/corpus/*.txt: bench_tokenizers.py's text (the full data sets) and the tokenizer
+    tests' (the shipped samples)."""
+    lines = []
+    for task, columns in GLUE_TEXT_COLUMNS.items():
+        for split in ("train", "dev", "test"):
+            path = os.path.join(data_dir, "glue", task, f"{split}.tsv")
+            with open(path, encoding="utf-8-sig", newline="") as handle:
+                rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+            names = [name for name in columns if isinstance(name, str) and name in rows[0]]
+            if names:
+                indices, rows = [rows[0].index(name) for name in names], rows[1:]
+            else:
+                indices = [index for index in columns if isinstance(index, int)]
+            if not indices:
+                raise ValueError(f"{path}: no text column found; expected {columns}")
+            lines.extend(row[index] for row in rows for index in indices)
+    for path in sorted(glob.glob(os.path.join(data_dir, "corpus", "*.txt"))):
+        with open(path, encoding="utf-8") as handle:
+            lines.extend(line.rstrip("\n") for line in handle if line.strip())
+    return lines

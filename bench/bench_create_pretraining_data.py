@@ -1,4 +1,4 @@
-"""Speed and peak memory of `data_prep.create_pretraining_data` at 1x and 10x a corpus.
+"""Speed and peak memory of `albert_cli.create_pretraining_data` at 1x and 10x a corpus.
 
     python bench/bench_create_pretraining_data.py --corpus=CORPUS.txt   # e.g. 10 MB of Gutenberg paragraphs
 
@@ -60,7 +60,7 @@ def tree_rss(process):
 
 
 def run_once(corpus_path, workers, output_prefix, env):
-    command = [sys.executable, "-m", "data_prep.create_pretraining_data", f"--input_file={corpus_path}",
+    command = [sys.executable, "-m", "albert_cli.create_pretraining_data", f"--input_file={corpus_path}",
                f"--output_file={output_prefix}", f"--spm_model_file={FLAGS.spm_model_file}",
                f"--max_seq_length={FLAGS.max_seq_length}", f"--dupe_factor={FLAGS.dupe_factor}",
                f"--num_output_shards={FLAGS.num_output_shards}", f"--num_workers={workers}"]

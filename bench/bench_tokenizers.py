@@ -20,14 +20,12 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-sys.path.insert(0, os.path.join(REPO, "tests"))
 
 import tensorflow as tf  # noqa: E402
 
 from albert_tf.text.preprocessing import AlbertTextTokenizer  # noqa: E402
 from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
-from bench._common import cpu_model, interleaved_medians, load_average, median  # noqa: E402
-from test_tokenization import text_lines  # noqa: E402
+from bench._common import cpu_model, interleaved_medians, load_average, median, text_lines  # noqa: E402
 
 SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
 GRAPH_BATCH = 256

@@ -5,7 +5,7 @@
 
 Writes the text of one split (the training text to pretrain on; the dev text only to evaluate
 held-out MLM on, never to train) in the layout
-`data_prep.create_pretraining_data` reads: one sentence per line, a blank line between documents.
+`albert_cli.create_pretraining_data` reads: one sentence per line, a blank line between documents.
 A pair task's example (MRPC, STS-B) is a document of its two sentences; single-sentence tasks'
 rows (SST-2, CoLA) are grouped `--sentences_per_document` at a time, in file order. The point is
 a control for the transfer experiment in bench/results/history.md: if pretraining on the tasks' own text

@@ -1,23 +1,16 @@
 """The pretraining-data builder as an Apache Beam pipeline, for corpora beyond one machine.
 
-    python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\
-        --output_file=gs://bucket/albert/train --num_output_shards=1000 \\
-        --spm_model_file=gs://bucket/30k-clean.model --dupe_factor=40 \\
-        --runner=DataflowRunner --beam_args='--project=P --region=R --temp_location=gs://bucket/tmp'
-
 Each output shard is one element, built by the same `ShardBuilder` as the local runner, so the
 files are byte-identical to `create_pretraining_data`'s for the same flags (tested with the
 DirectRunner). Parallelism is the number of output shards. Needs `requirements-beam.txt`.
+The command is `python -m albert_cli.beam_pipeline`.
 """
 
 import contextlib
 import json
 import logging
 import os
-import shlex
-import sys
-
-from absl import flags
+import runpy
 
 
 def _not_the_bigquery_notice(record):
@@ -34,14 +27,10 @@ from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402  
 
 logging.getLogger().removeFilter(_not_the_bigquery_notice)
 
-from albert_cli.cli import require, run_main
 from data_prep.build_plan import make_plan
-from data_prep.create_pretraining_data import builder_settings_from_flags, define_builder_flags
 from data_prep.file_access import stale_temporaries
 from data_prep.pretraining_stats import PretrainingStats
 from data_prep.shard_builder import ShardBuilder, write_summary
-
-FLAGS = flags.FLAGS
 
 
 class BeamFiles:
@@ -105,7 +94,7 @@ def _summarise(shard_stats, plan):
 
 
 def run(beam_args=(), **settings):
-    """Runs the build on Beam; `settings` are the builder's flags as keywords (see `build`).
+    """Runs the build on Beam; `settings` are `data_prep.create_pretraining_data.build`'s.
 
     `beam_args` are Beam pipeline options, e.g. ["--runner=DirectRunner"]. Returns the
     statistics summary. Raises ValueError or FileNotFoundError for bad settings or input.
@@ -126,17 +115,6 @@ def run(beam_args=(), **settings):
         return json.loads(handle.read().decode("utf-8"))
 
 
-def main(argv):
-    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    beam_args = [f"--runner={FLAGS.runner}", *shlex.split(FLAGS.beam_args)]
-    stats = run(beam_args, **builder_settings_from_flags())
-    sys.stderr.write(f"wrote {stats['instances']} instances to {len(stats['output_files'])} file(s)\n")
-
-
 if __name__ == "__main__":
-    define_builder_flags()
-    flags.adopt_module_key_flags(sys.modules[define_builder_flags.__module__])  # shown by --help
-    flags.DEFINE_string("runner", "DirectRunner", "Beam runner: DirectRunner, DataflowRunner, "
-                        "FlinkRunner, SparkRunner, ...")
-    flags.DEFINE_string("beam_args", "", "Other Beam pipeline options, as one shell-quoted string.")
-    run_main(main)
+    # The command (its flags and main) is albert_cli's; run by name, so the library imports none of it.
+    runpy.run_module("albert_cli.beam_pipeline", run_name="__main__", alter_sys=True)

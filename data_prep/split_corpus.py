@@ -1,9 +1,6 @@
 """Paragraph-per-line text -> one sentence per line, with a held-out tail of every document.
 
-    python -m data_prep.split_corpus --input_file=books.txt --output_dir=text/ \\
-        --heldout_fraction=0.03        # writes text/train.txt and text/heldout.txt
-    python -m data_prep.split_corpus --input_file='gutenberg/*.txt' --one_document_per_file \\
-        --output_dir=text/             # plain-text books: blank lines between paragraphs
+The command is `python -m albert_cli.split_corpus`.
 
 Why: the original's `create_pretraining_data` expects one sentence per line and packs
 consecutive lines into segments; a paragraph longer than the sequence becomes one truncated
@@ -16,10 +13,8 @@ its own in `heldout.txt`, so no held-out sentence, and no sentence pair, is trai
 import glob
 import os
 import re
+import runpy
 
-from absl import flags
-
-from albert_cli.cli import require, run_main
 from albert_tf.io_utils import atomic_open, refuse_overwriting_inputs
 
 # A sentence ends at . ! or ? (and any closing quote or bracket) before a space and a capital,
@@ -91,23 +86,6 @@ def split_corpus(input_file, output_dir, heldout_fraction, one_document_per_file
     return counts
 
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("input_file", None, "Comma-separated paths/globs. Text: one paragraph (or sentence) per line, a blank line between documents.")
-flags.DEFINE_string("output_dir", None, "Directory for train.txt and heldout.txt.")
-flags.DEFINE_bool("one_document_per_file", False, "Each file is one document (a book), its paragraphs "
-                  "separated by blank lines (plain-text Project Gutenberg books).")
-flags.DEFINE_float("heldout_fraction", 0.03, "Share of each document's lines (its tail) held out.")
-
-
-def main(argv):
-    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    require(FLAGS.input_file, "--input_file is required")
-    require(FLAGS.output_dir, "--output_dir is required")
-    counts = split_corpus(FLAGS.input_file, FLAGS.output_dir, FLAGS.heldout_fraction,
-                          FLAGS.one_document_per_file)
-    print(f"{counts['documents']} documents: {counts['train']} training sentences, "
-          f"{counts['heldout']} held-out sentences in {FLAGS.output_dir}")
-
-
 if __name__ == "__main__":
-    run_main(main)
+    # The command (its flags and main) is albert_cli's; run by name, so the library imports none of it.
+    runpy.run_module("albert_cli.split_corpus", run_name="__main__", alter_sys=True)

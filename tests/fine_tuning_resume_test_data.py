@@ -30,7 +30,7 @@ runpy.run_path(script, run_name="__main__")
 
 def run_script(script, args, killed_after_save=None):
     """Runs `script` (a path under the repository) with `args` and `--deterministic` (without it the
-    default CPU kernels were seen to drift, issue 40); with `killed_after_save=N`, it is killed by
+    default CPU kernels drift apart, `kernels.DETERMINISTIC_KERNEL_SETS`); with `killed_after_save=N`, it is killed by
     SIGKILL as soon as training checkpoint N is saved."""
     command = [sys.executable, os.path.join(REPO, script), *args, "--deterministic"]
     if killed_after_save is not None:

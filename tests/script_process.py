@@ -1,7 +1,7 @@
 """`python SCRIPT ARGS` for the end-to-end tests, without paying for TensorFlow's import every time.
 
-Every script run used to start a fresh interpreter that imported TensorFlow and Keras (about 5 s
-of CPU) before doing a second's work. `run_python` runs the script in a child forked from a
+A fresh interpreter per script run would import TensorFlow and Keras (about 5 s of CPU) before
+doing a second's work. `run_python` runs the script in a child forked from a
 waiting interpreter (one per test process and environment) that has done only what the scripts
 do first: `prefer_onednn()`, `quiet_tensorflow()`, `import tensorflow, keras`, no TensorFlow op.
 The child is a process of its own, as `subprocess.run` would start: its own working directory,

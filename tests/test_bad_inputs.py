@@ -1,4 +1,4 @@
-"""Bad input and faults, tried as a hostile user would (issue 18): one line on stderr, exit 2,
+"""Bad input and faults, tried as a hostile user would: one line on stderr, exit 2,
 no traceback, nothing lost or half-written. Each case is small; subprocesses only where the exit
 code is the point."""
 
@@ -58,7 +58,7 @@ def build_tiny(input_file, output_file, **overrides):
 def test_builder_refuses_an_output_equal_to_the_input_and_leaves_it_untouched(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt")
     before = open(corpus, "rb").read()
-    code, stderr = run_script("-m", "data_prep.create_pretraining_data", f"--input_file={corpus}",
+    code, stderr = run_script("-m", "albert_cli.create_pretraining_data", f"--input_file={corpus}",
                               f"--output_file={corpus}", f"--spm_model_file={SPM_MODEL}",
                               "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=1")
     assert_one_line_error(code, stderr, "--output_file", "is also an input", "corpus.txt")
@@ -831,7 +831,7 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
     evaluated_training.restore_best(_tiny_classifier(1), str(tmp_path))
 
 
-# --- issue 40: no input overwritten, one run per output directory, nothing half-written -------
+# --- no input overwritten, one run per output directory, nothing half-written -----------------
 # Each row: what to run, the exit status, the words of its one line; every row also checks that
 # the files it found are unchanged (the inputs' hashes) and that it left nothing new behind.
 
@@ -867,13 +867,13 @@ def assert_one_line(code, stderr, status, *words):
 def _corpus_in_output_dir(tmp_path):
     os.makedirs(tmp_path / "d")
     write_corpus(tmp_path / "d" / "train.txt")
-    return ["-m", "data_prep.split_corpus", f"--input_file={tmp_path / 'd' / 'train.txt'}",
+    return ["-m", "albert_cli.split_corpus", f"--input_file={tmp_path / 'd' / 'train.txt'}",
             f"--output_dir={tmp_path / 'd'}"]
 
 
 def _vocab_named_input(tmp_path):
     write_corpus(tmp_path / "c.vocab")
-    return ["-m", "data_prep.train_sentencepiece", f"--input={tmp_path / 'c.vocab'}",
+    return ["-m", "albert_cli.train_sentencepiece", f"--input={tmp_path / 'c.vocab'}",
             f"--model_prefix={tmp_path / 'c'}", "--vocab_size=100"]
 
 
@@ -1226,7 +1226,7 @@ def test_sigterm_during_the_bundled_data_build_leaves_nothing_half_written(tmp_p
     assert not [path for path in left if ".tmp-" in path or path.endswith("_temp")], left
     assert not any(path.endswith(".tfrecord") for path in left), left  # the first one was still being built
 
-# --- albert-convert: a Hugging Face checkpoint's contents are checked, --to is never half-written (issue 40). ---
+# --- albert-convert: a Hugging Face checkpoint's contents are checked, --to is never half-written. ---
 
 def _hf_classifier_dir(directory):
     """A tiny HF AlbertForSequenceClassification directory written by albert-tf."""
@@ -1294,7 +1294,7 @@ def test_convert_to_a_read_only_directory_is_one_line_and_leaves_nothing(tmp_pat
     assert os.listdir(target.parent) == []
 
 
-# --- issue 40: damaged run records, STS-B rows the original read silently, huge TSV fields ------
+# --- damaged run records, STS-B rows the original read silently, huge TSV fields ----------------
 
 def test_resume_warns_about_each_damaged_metrics_line_and_keeps_it(tmp_path, caplog):
     from albert_tf.pretraining.metrics_log import MetricsLog, read_metrics
@@ -1400,3 +1400,14 @@ def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_determin
     assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
                           "'reference'")
     assert not os.path.exists(tmp_path / "out") or not os.listdir(tmp_path / "out")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["{tmp}/missing.tflite"], ["model", "missing.tflite: no such file", "MediaPipe metadata"]),
+    (["{model}", "--port=70000"], ["--port must be from 0 to 65535, got 70000"]),
+], ids=["web-serve-missing-model", "web-serve-port-out-of-range"])
+def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
+    model = tmp_path / "model.tflite"
+    model.write_bytes(b"not read before the server starts")
+    code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
+    assert_one_line_error(code, stderr, *words)

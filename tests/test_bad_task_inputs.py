@@ -1,4 +1,4 @@
-"""Issue 18 for the fine-tuning tasks (GLUE, SQuAD, RACE): a damaged feature cache and an --output_dir of
+"""Bad input for the fine-tuning tasks (GLUE, SQuAD, RACE): a damaged feature cache and an --output_dir of
 another run are one line naming what is wrong, exit 2, no traceback."""
 
 import json
@@ -158,7 +158,7 @@ def test_the_runners_refuse_an_output_dir_of_another_run(tmp_path, script, args,
         assert json.load(handle) == there
 
 
-# Issue 40 (4, 10, 11), SQuAD and RACE files: a field of the wrong JSON type, an answer that is not a span
+# SQuAD and RACE files: a field of the wrong JSON type, an answer that is not a span
 # of its context, a directory or a latin-1 file is one error naming the file (and question and field).
 
 _CONTEXT = "Normandy is a region in France."

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainingModel
-from albert_tf.layers.attention import attention_bias
+from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.block_sparse_attention import BlockSparseAttention, draw_random_blocks
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.classifier_model import AlbertClassifier
@@ -164,7 +164,7 @@ def test_short_sequences_run_dense_and_say_so_once(caplog):
     dense = AlbertModel(config.replace(attention_type="dense", block_size=None, num_random_blocks=None))
     dense.set_weights(sparse.get_weights())
     inputs = _inputs(seq=36, padding=5)  # (5 + 2 * 2) * 4 = 36: not longer, so dense
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="absl"):
         first = sparse(inputs)["sequence_output"].numpy()
         sparse(inputs)
     said = [record for record in caplog.records if "dense attention" in record.getMessage()]

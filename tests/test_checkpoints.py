@@ -486,7 +486,7 @@ def test_resume_check_compares_the_squad_head(tmp_path):
 
 @pytest.mark.parametrize("kind", ["squad_v1", "race"])
 def test_a_compiled_models_output_with_its_optimizer_starts_the_other_runners(kind, tmp_path):
-    """Issue 40: SQuAD and RACE `best/model` hold the compiled model's optimizer (its slots under
+    """SQuAD and RACE `best/model` hold the compiled model's optimizer (its slots under
     `model/optimizer/...`); another runner's --init_checkpoint skips them and takes the backbone."""
     import keras  # pylint: disable=g-import-not-at-top
 

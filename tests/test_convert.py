@@ -80,7 +80,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
 
 @pytest.mark.slow
 def test_our_pretraining_output_converts_with_its_heads(tmp_path):
-    """Issue 39: the MLM and SOP heads of our own pretraining output reach HF's AlbertForPreTraining
+    """The MLM and SOP heads of our own pretraining output reach HF's AlbertForPreTraining
     and the TF1 output; keras-hub (a backbone) refuses them unless --backbone_only."""
     config = parity._grouped_config()
     source = AlbertPretrainingModel(config)

@@ -30,7 +30,7 @@ def small_corpus(tmp_path_factory):
 
 def run_cli(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "data_prep.create_pretraining_data", *args],
+    return subprocess.run([sys.executable, "-m", "albert_cli.create_pretraining_data", *args],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -37,7 +37,7 @@ def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
     assert len(load_foreign(AlbertModel(CONFIG), tmp_path / "preset").loaded) == 25
     assert len(load_foreign(AlbertPretrainingModel(CONFIG), tmp_path / "hf").loaded) == 32
 
-    # Issue 39: one call reads config and weights from each directory, for every model class.
+    # One call reads config and weights from each directory, for every model class.
     CONFIG.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))  # as in a released tarball
     from albert_tf.models.multiple_choice_model import AlbertMultipleChoice  # pylint: disable=g-import-not-at-top
     from albert_tf.models.question_answering_model import AlbertQuestionAnswering  # pylint: disable=g-import-not-at-top
@@ -105,7 +105,7 @@ def test_scripts_take_the_config_of_a_hugging_face_init_checkpoint(tmp_path):
 
 
 def test_fine_tuning_takes_the_config_beside_init_checkpoint(tmp_path):
-    """Issue 39: a released tarball's or our run's `albert_config.json` is found without --albert_config_file."""
+    """A released tarball's or our run's `albert_config.json` is found without --albert_config_file."""
     from absl import flags  # pylint: disable=g-import-not-at-top
 
     from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top

@@ -125,7 +125,7 @@ def test_ours_to_huggingface_pretraining_loads_without_warnings(tmp_path):
     inputs = parity._inputs(config.vocab_size)
     parity._assert_parity(parity._our_outputs(model, inputs), parity._hf_outputs(hf_model, inputs),
                           "ours -> save_huggingface_checkpoint -> HF, L=4 G=2 K=2")
-    # Issue 39: the weights are written with the mode config.json gets (0644 under the usual umask), not 0600.
+    # The weights are written with the mode config.json gets (0644 under the usual umask), not 0600.
     assert os.stat(tmp_path / "model.safetensors").st_mode & 0o777 == os.stat(tmp_path / "config.json").st_mode & 0o777
 
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from albert_tf import AlbertPretrainingModel, kernels
 from albert_tf.kernels import xla_elementwise
 from albert_tf.kernels.gelu import gelu
-from albert_tf.layers.attention import attention_bias
+from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.layer_norm import layer_norm
 from model_test_data import batch_for, tiny, xla_compiled_functions
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from albert_tf import AlbertModel, AlbertPretrainingModel, kernels
 from albert_tf.kernels.cpu_inference import onednn_forms_apply, onednn_runs
 from albert_tf.layers import FeedForwardSubLayer
-from albert_tf.layers.attention import attention_bias
+from albert_tf.layers.attention_mask import attention_bias
 from model_test_data import backbone_inputs, batch_for, executed_op_types, tiny, xla_compiled_functions
 
 # TF's x86 Linux wheels carry oneDNN (on by default where the tests run, see conftest.py); whether

@@ -57,7 +57,7 @@ def pretrained(tmp_path_factory):
     corpus = root / "corpus.txt"
     corpus.write_bytes(text[:text.rindex(b"\n") + 1])
     records = str(root / "train.tfrecord")
-    run("-m", "data_prep.create_pretraining_data", f"--input_file={corpus}", f"--output_file={records}",
+    run("-m", "albert_cli.create_pretraining_data", f"--input_file={corpus}", f"--output_file={records}",
         f"--spm_model_file={SPM_MODEL}", f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PREDICTIONS}",
         "--dupe_factor=1")
     output_dir = str(root / "pretraining")

@@ -65,7 +65,7 @@ def test_the_glue_command_can_be_rerun_and_its_export_shown(tmp_path):
 
 @pytest.mark.slow
 def test_the_data_builder_command_makes_what_the_trainer_command_reads(tmp_path):
-    (build,) = readme_commands("python -m data_prep.create_pretraining_data")
+    (build,) = readme_commands("python -m albert_cli.create_pretraining_data")
     (train,) = readme_commands("python run_pretraining.py --input_file=")
     corpus = tmp_path / "corpus.txt"
     with open(os.path.join(REPO, "data", "corpus", "sample.txt"), encoding="utf-8") as handle:

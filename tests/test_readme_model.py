@@ -22,7 +22,7 @@ def test_the_five_lines_run_on_a_tiny_pretraining_output(tmp_path):
                          "--train_batch_size=8", "--num_train_steps=2", "--num_warmup_steps=0",
                          "--iterations_per_loop=1", "--bundled_dupe_factor=1", "--do_eval=false"], timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    # Issue 39: the config and the SentencePiece model are written beside the checkpoints.
+    # The config and the SentencePiece model are written beside the checkpoints.
     assert {"albert_config.json", "30k-clean.model"} <= set(os.listdir(output_dir))
 
     # The README's set-up in a new environment (its pins already met by this interpreter's packages,

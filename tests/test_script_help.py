@@ -11,24 +11,26 @@ import time
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The data commands answer to both names (docs/data.md).
+DATA = ("albert_cli", "data_prep")
 # (command, a line of its usage examples as the help must show it, a flag of its own)
 SCRIPTS = [
     (["run_pretraining.py"], "albert-pretrain --flagfile=configs/pretraining_paper.flags \\", "--num_train_steps"),
     (["run_classifier.py"], "albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \\", "--task_name"),
     (["export_encoder.py"], "albert-export-encoder --init_checkpoint=output/pretraining --export_dir=output/hub",
      "--export_version"),
-    (["-m", "data_prep.create_pretraining_data"], "python -m data_prep.create_pretraining_data --input_file=corpus.txt \\",
-     "--dupe_factor"),
-    (["-m", "data_prep.train_sentencepiece"], "python -m data_prep.train_sentencepiece --input=corpus/*.txt "
-     "--model_prefix=out/30k \\", "--vocab_size"),
-    (["-m", "data_prep.beam_pipeline"], "python -m data_prep.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\",
-     "--dupe_factor"),
+    *[(["-m", f"{package}.create_pretraining_data"],
+       "python -m albert_cli.create_pretraining_data --input_file=corpus.txt \\", "--dupe_factor") for package in DATA],
+    *[(["-m", f"{package}.train_sentencepiece"], "python -m albert_cli.train_sentencepiece --input=corpus/*.txt "
+       "--model_prefix=out/30k \\", "--vocab_size") for package in DATA],
+    *[(["-m", f"{package}.beam_pipeline"], "python -m albert_cli.beam_pipeline --input_file='gs://bucket/corpus/*.txt' \\",
+       "--dupe_factor") for package in DATA],
     (["-m", "albert_cli.convert"], "albert-convert --from=albert-base-v2 --to=out/albert_base --format=tf1", "--format"),
     (["-m", "albert_cli.experiments"], "albert-experiments sharing --output_dir=output/experiments/sharing", "--scale"),
     (["run_squad.py"], "albert-squad --version_2_with_negative --do_train --do_predict \\", "--doc_stride"),
     (["run_race.py"], "albert-race --data_dir=data_root --do_train --do_eval --do_predict \\", "--max_qa_length"),
-    (["-m", "data_prep.split_corpus"], "python -m data_prep.split_corpus --input_file=books.txt --output_dir=text/ \\",
-     "--heldout_fraction"),
+    *[(["-m", f"{package}.split_corpus"], "python -m albert_cli.split_corpus --input_file=books.txt --output_dir=text/ \\",
+       "--heldout_fraction") for package in DATA],
 ]
 # Printed when the module is imported (`import time: self | cumulative | name`).
 TENSORFLOW_IMPORTED = re.compile(r"^import time:.*\|\s+tensorflow\s*$", re.MULTILINE)

@@ -1,4 +1,4 @@
-"""Issue 40 (3, 8): every export checks a request before working on it. Token ids: each input has the
+"""Every export checks a request before working on it. Token ids: each input has the
 shape of `input_word_ids` (a mask of another shape was broadcast or ignored). Raw text: rows, bytes per
 string and (SQuAD) windows are bounded at export time, so one request cannot exhaust the server."""
 
@@ -65,7 +65,7 @@ def _race_module(**bounds):
 
 
 def _mismatched_masks(shape):
-    """Masks that were accepted against ids of `shape` (issue 40: [1,16], [1,1], [1,64], [3,32] against [1,32])."""
+    """Masks that were accepted against ids of `shape` ([1,16], [1,1], [1,64], [3,32] against [1,32]: broadcast or ignored by an unchecked export)."""
     rows, length = shape[0], shape[-1]
     middle = list(shape[1:-1])
     return [[rows, *middle, length // 2], [rows, *middle, 1], [rows, *middle, 2 * length], [3 * rows, *middle, length]]

@@ -1,46 +1,15 @@
 """The Python tokenizer: the original's normalisation, the digit-comma rule, HF parity, WordPiece."""
 
-import csv
-import glob
 import os
 
 import pytest
 import transformers
 
 from albert_tf.text.tokenization import AlbertTokenizer, encode_pieces, preprocess_text, truncate_seq_pair
+from bench._common import text_lines
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
-GLUE_TEXT_COLUMNS = {  # task -> column names (or indices, for the header-less CoLA train/dev)
-    "SST-2": ("sentence",),
-    "CoLA": ("sentence", 3),
-    "MRPC": ("#1 String", "#2 String"),
-    "STS-B": ("sentence1", "sentence2"),
-}
-
-
-def text_lines(data_dir):
-    """Every sentence field of `data_dir`/glue/*/{train,dev,test}.tsv and every non-empty line of
-    `data_dir`/corpus/*.txt (also used by bench/bench_tokenizers.py on the full data sets)."""
-    lines = []
-    for task, columns in GLUE_TEXT_COLUMNS.items():
-        for split in ("train", "dev", "test"):
-            path = os.path.join(data_dir, "glue", task, f"{split}.tsv")
-            with open(path, encoding="utf-8-sig", newline="") as handle:
-                rows = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-            names = [name for name in columns if isinstance(name, str) and name in rows[0]]
-            if names:
-                indices, rows = [rows[0].index(name) for name in names], rows[1:]
-            else:
-                indices = [index for index in columns if isinstance(index, int)]
-            assert indices, f"{path}: no text column found"
-            lines.extend(row[index] for row in rows for index in indices)
-    for path in sorted(glob.glob(os.path.join(data_dir, "corpus", "*.txt"))):
-        with open(path, encoding="utf-8") as handle:
-            lines.extend(line.rstrip("\n") for line in handle if line.strip())
-    return lines
-
-
 def shipped_text_lines():
     return text_lines(os.path.join(REPO, "data"))
 

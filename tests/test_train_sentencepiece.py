@@ -26,7 +26,7 @@ def small_corpus(tmp_path_factory):
 def _run_script(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     return subprocess.run(
-        [sys.executable, "-m", "data_prep.train_sentencepiece", *args],
+        [sys.executable, "-m", "albert_cli.train_sentencepiece", *args],
         cwd=REPO, env=env, capture_output=True, text=True, check=False,
     )
 

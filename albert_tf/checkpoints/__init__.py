@@ -14,6 +14,8 @@ Where things are:
 - writers: `tf1.save_tf1_checkpoint`, `huggingface.save_huggingface_checkpoint`,
   `keras_hub.save_keras_hub_preset`.
 - `formats`: which format a path holds and the config that comes with it.
+- `model_classes`: the model classes it builds or names, handed over by `albert_tf.models`, which
+  imports this package; this package imports no model.
 """
 
 from albert_tf.checkpoints.formats import (HUGGING_FACE, KERAS_HUB, albert_config_file, foreign_config,

@@ -11,8 +11,8 @@ import shutil
 
 from albert_tf.checkpoints import architecture
 from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
+from albert_tf.checkpoints.model_classes import BACKBONE, CLASSIFIER, PRETRAINING, kind_of, model_class
 from albert_tf.checkpoints.name_table import HUGGING_FACE_COLUMN, NameTable
-from albert_tf.checkpoints.names import is_backbone
 from albert_tf.io_utils import atomic_open, atomic_output
 
 CONFIG_NAME = "config.json"
@@ -48,11 +48,11 @@ ACTIVATIONS_FROM_HF = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "relu": 
 ACTIVATIONS_TO_HF = {"gelu": "gelu_new", "relu": "relu", "tanh": "tanh", "linear": "linear"}
 ERF_GELU = "gelu"
 
-# Our model classes (by name: the models import this package, not the other way round) and HF's.
+# HF's class for each kind of our models.
 ARCHITECTURES = {
-    "AlbertModel": "AlbertModel",
-    "AlbertPretrainingModel": "AlbertForPreTraining",
-    "AlbertClassifier": "AlbertForSequenceClassification",
+    BACKBONE: "AlbertModel",
+    PRETRAINING: "AlbertForPreTraining",
+    CLASSIFIER: "AlbertForSequenceClassification",
 }
 
 
@@ -185,8 +185,9 @@ def read_huggingface(model, directory, erf_gelu_as_tanh=False, init_from_group0=
 def huggingface_config(model):
     """The HF `config.json` values of `model` (an AlbertModel, AlbertPretrainingModel or AlbertClassifier)."""
     config = model.config
+    kind = kind_of(model)
     values = {
-        "architectures": [ARCHITECTURES[type(model).__name__]],
+        "architectures": [ARCHITECTURES[kind]],
         "model_type": "albert",
         "vocab_size": config.vocab_size,
         "embedding_size": config.embedding_size,
@@ -206,7 +207,7 @@ def huggingface_config(model):
         "position_embedding_type": "absolute",
         "tie_word_embeddings": True,
     }
-    if hasattr(model, "num_labels"):
+    if kind == CLASSIFIER:
         values["classifier_dropout_prob"] = model.dropout_rate
         values["id2label"] = {str(index): f"LABEL_{index}" for index in range(model.num_labels)}
         values["label2id"] = {f"LABEL_{index}": index for index in range(model.num_labels)}
@@ -227,12 +228,12 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     """
     from safetensors.numpy import save  # pylint: disable=g-import-not-at-top
 
-    if type(model).__name__ not in ARCHITECTURES:
-        raise TypeError(f"save_huggingface_checkpoint: expected one of {list(ARCHITECTURES)}, "
-                        f"got {type(model).__name__}.")
+    if kind_of(model) is None:
+        raise TypeError(f"save_huggingface_checkpoint: expected one of "
+                        f"{[model_class(kind).__name__ for kind in ARCHITECTURES]}, got {type(model).__name__}.")
     directory = os.fspath(directory)
     config = huggingface_config(model)
-    prefix = "" if is_backbone(model) else BACKBONE_PREFIX
+    prefix = "" if kind_of(model) == BACKBONE else BACKBONE_PREFIX
     arrays = {
         (name if name.startswith(HEAD_PREFIXES) else prefix + name): array
         for name, array in export_arrays(model, NAMES, "save_huggingface_checkpoint").items()

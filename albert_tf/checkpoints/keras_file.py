@@ -1,14 +1,15 @@
 """Keras files of our models: a `.keras` file, or a `.weights.h5` file of a pretraining model,
 classifier or backbone (told apart by its layers).
 
-The model classes are found through Keras' registry ("albert_tf>..."), not imported: the models
-import this package (`from_pretrained`), not the other way round.
+The model a `.weights.h5` file is read into is built from `model_classes` (the models import this
+package, not the other way round).
 """
 
 import zipfile
 
 import keras
 
+from albert_tf.checkpoints.model_classes import BACKBONE, CLASSIFIER, PRETRAINING, model_class
 from albert_tf.checkpoints.names import tf1_variables
 from albert_tf.checkpoints.stored import StoredWeights
 
@@ -60,11 +61,7 @@ def _model_for_weights_file(path, config, longer_positions):
     if longer_positions and tables and tables[0] < config.max_position_embeddings:
         config = config.replace(max_position_embeddings=int(tables[0]))
     if "masked_lm_head" in names:
-        return _registered("AlbertPretrainingModel")(config)
+        return model_class(PRETRAINING)(config)
     if num_labels is not None:
-        return _registered("AlbertClassifier")(config, num_labels)
-    return _registered("AlbertModel")(config)
-
-
-def _registered(class_name):
-    return keras.saving.get_registered_object(f"albert_tf>{class_name}")
+        return model_class(CLASSIFIER)(config, num_labels)
+    return model_class(BACKBONE)(config)

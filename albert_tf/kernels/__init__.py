@@ -20,7 +20,7 @@ KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
 EXPORT_KERNEL_SETS = ("reference", "cpu_serving")
 # What a deterministic run may use: two identical 300-step runs with the "cpu" set (its XLA
 # kernels and oneDNN-fused matmuls) were seen to drift apart (1e-13 at step 100, 85 of 99 tensors
-# by step 300) where "reference" stayed bit-identical (issue 40).
+# by step 300) where "reference" stayed bit-identical (docs/pretraining.md, "Resuming").
 DETERMINISTIC_KERNEL_SETS = ("reference",)
 # What the scripts' `--kernels` accepts: a kernel set, or "auto" (see `choose`).
 KERNELS_FLAG_VALUES = ("auto",) + KERNEL_SETS

@@ -1,6 +1,7 @@
 """ALBERT's Keras layers, one role per module: the model's math, in plain TensorFlow."""
 
-from albert_tf.layers.attention import AttentionSubLayer, attention_bias
+from albert_tf.layers.attention import AttentionSubLayer
+from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.classification_head import ClassificationHead
 from albert_tf.layers.factorized_embedding import FactorizedEmbedding
 from albert_tf.layers.feed_forward import FeedForwardSubLayer

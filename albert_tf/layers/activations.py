@@ -5,6 +5,8 @@ import math
 import keras
 import tensorflow as tf
 
+from albert_tf.config import ACTIVATIONS
+
 
 def gelu(x):
     """GELU as the original's "gelu" computes it: the tanh approximation (not the erf form).
@@ -14,18 +16,9 @@ def gelu(x):
     return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
 
 
-_ACTIVATIONS = {
-    "gelu": gelu,
-    "relu": keras.activations.relu,
-    "tanh": keras.activations.tanh,
-    "linear": keras.activations.linear,
-}
-
-ACTIVATION_NAMES = tuple(_ACTIVATIONS)
-
-
 def get_activation(name):
-    """Maps a config's `hidden_act` to its function."""
-    if name not in _ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; allowed: {sorted(_ACTIVATIONS)}")
-    return _ACTIVATIONS[name]
+    """Maps a config's `hidden_act` (one of `config.ACTIVATIONS`) to its function: the original's
+    tanh GELU, else Keras' function of that name."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; allowed: {list(ACTIVATIONS)}")
+    return gelu if name == "gelu" else keras.activations.get(name)

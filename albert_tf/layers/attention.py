@@ -10,16 +10,6 @@ from albert_tf.layers.block_sparse_attention import BlockSparseAttention
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
-# The original's additive mask: (1 - mask) * -10000 (not -inf), added to the scores.
-MASK_ADDER = -10000.0
-
-
-def attention_bias(input_mask):
-    """[B, T] 0/1 mask -> the float32 [B, 1, 1, T] bias added to every query's scores."""
-    mask = tf.cast(input_mask, tf.float32)
-    # expand_dims, not [:, newaxis, newaxis, :]: TFLite's builtin ops have no new-axis slice.
-    return tf.expand_dims(tf.expand_dims(1.0 - mask, axis=1), axis=1) * MASK_ADDER
-
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
@@ -29,7 +19,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     checkpoints map one to one (and LAMB's per-tensor trust ratios stay the original's).
     Inputs are not autocast: the residual stream stays float32.
 
-    Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_bias`), `training`, and
+    Call arguments: `hidden_states` [B, T, H], `bias` (from `attention_mask.attention_bias`), `training`, and
     optionally `query_states` [B, Q, H]: the rows to compute outputs for (queries and residual
     come from them, keys and values from all of `hidden_states`); the output is then [B, Q, H].
 

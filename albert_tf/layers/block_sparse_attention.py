@@ -20,9 +20,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.config import min_sparse_length
-
-# The additive bias of a masked key, as the dense path's (attention.MASK_ADDER; not imported: a cycle).
-_MASK_ADDER = -10000.0
+from albert_tf.layers.attention_mask import MASK_ADDER
 
 
 def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed, max_blocks=None):
@@ -155,7 +153,7 @@ class BlockSparseAttention(keras.layers.Layer):
         length = tf.shape(query)[2]
         padding = -length % self.block_size
         query, key, value = (tf.pad(t, [[0, 0], [0, 0], [0, padding], [0, 0]]) for t in (query, key, value))
-        key_bias = tf.pad(bias[:, 0, 0, :], [[0, 0], [0, padding]], constant_values=_MASK_ADDER)  # [B, T']
+        key_bias = tf.pad(bias[:, 0, 0, :], [[0, 0], [0, padding]], constant_values=MASK_ADDER)  # [B, T']
         num_blocks = tf.shape(query)[2] // self.block_size
 
         def blocks(t):  # [B, ..., T', d?] -> [B, ..., nb, block_size, d?]
@@ -178,7 +176,7 @@ class BlockSparseAttention(keras.layers.Layer):
             picked = tf.gather(blocks(t), batch_table, batch_dims=2)  # [B, N, nb-2, 5+r, bs, d]
             return tf.reshape(picked, tf.concat([tf.shape(picked)[:3], [-1, tf.shape(t)[-1]]], axis=0))
 
-        slot_bias = (1.0 - counts)[tf.newaxis, tf.newaxis, :, :, tf.newaxis] * _MASK_ADDER
+        slot_bias = (1.0 - counts)[tf.newaxis, tf.newaxis, :, :, tf.newaxis] * MASK_ADDER
         gathered_bias = tf.gather(tf.reshape(key_bias, [tf.shape(key_bias)[0], num_blocks, -1]), table, axis=1)
         gathered_bias = gathered_bias + slot_bias  # [B, N, nb-2, 5+r, bs]
         gathered_bias = tf.reshape(gathered_bias, tf.concat([tf.shape(gathered_bias)[:3], [1, -1]], axis=0))

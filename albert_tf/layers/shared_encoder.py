@@ -4,7 +4,8 @@ import keras
 import tensorflow as tf
 
 from albert_tf.config import SHARING_MODES
-from albert_tf.layers.attention import AttentionSubLayer, attention_bias
+from albert_tf.layers.attention import AttentionSubLayer
+from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
 from albert_tf.layers.layer_norm import Float32Outputs
 

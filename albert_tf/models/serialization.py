@@ -10,7 +10,7 @@ import contextvars
 
 import keras
 
-from albert_tf.models.earlier_layouts import read_earlier_layout
+from albert_tf.checkpoints import load, read_config
 
 _KERNELS_AT_LOAD = contextvars.ContextVar("kernels_at_load", default="reference")
 
@@ -51,16 +51,9 @@ class RebuiltFromAlbertConfig:
     @classmethod
     def from_config(cls, config, kernels=None):
         """The model of `config`, computing with `kernels` (default: `load_model`'s, else
-        "reference"); the `kernels` key that files saved before carries is ignored."""
+        "reference"); a `kernels` key in `config` is ignored: the set is the loading machine's choice."""
         config = {key: value for key, value in config.items() if key != "kernels"}
         return cls(**config, kernels=kernels or _KERNELS_AT_LOAD.get())
-
-    def load_own_variables(self, store):
-        """Keras loads a file into the model itself before its layers: a file that a task model
-        of an earlier version saved reads on from a copy with its weights where they are now
-        (`earlier_layouts`)."""
-        super().load_own_variables(store)
-        read_earlier_layout(self, store)
 
     @classmethod
     def from_pretrained(cls, directory, strict=True, **kwargs):
@@ -75,8 +68,6 @@ class RebuiltFromAlbertConfig:
         constructor (`num_labels=`, `dtype=`, `kernels=`, ...); a head the weights lack starts
         fresh, as with `load`, and `strict` is `load`'s. The load report is `model.load_report`.
         """
-        from albert_tf.checkpoints import load, read_config  # pylint: disable=g-import-not-at-top
-
         model = cls(read_config(directory), **kwargs)
         model.load_report = load(model, directory, strict)
         return model

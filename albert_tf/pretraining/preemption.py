@@ -5,32 +5,25 @@ Not `tf.distribute.experimental.PreemptionCheckpointHandler`: it needs a cluster
 including one device, and saves through the run's `CheckpointManager` with the input position.
 """
 
-import signal
-
 import tensorflow as tf
 
 from albert_tf.training.distribute import num_workers
 
 
 class StopRequest:
-    """Set by SIGTERM; the training loop checks it between `iterations_per_loop` blocks.
+    """Set by SIGTERM (`handle`); the training loop checks it between `iterations_per_loop` blocks.
 
     Under multi-worker training only some workers may get the signal, but saving is collective:
     `requested(strategy)` sums the flag over workers so that all of them stop at the same step.
     """
 
-    def __init__(self, signals=(signal.SIGTERM,)):
+    def __init__(self):
         self.signal_name = None
-        self._previous = {signum: signal.signal(signum, self._handle) for signum in signals}
 
-    def release(self):
-        """Gives the signals back to their previous handlers (the loop no longer checks the flag)."""
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-
-    def _handle(self, signum, frame):
-        del frame
-        self.signal_name = signal.Signals(signum).name
+    def handle(self, signum, frame):
+        """The SIGTERM handler while the loop runs (`sigterm.on_sigterm(stop.handle)`)."""
+        del signum, frame
+        self.signal_name = "SIGTERM"
 
     def requested(self, strategy):
         local = self.signal_name is not None

@@ -22,6 +22,7 @@ from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read
 from albert_tf.pretraining.preemption import StopRequest
 from albert_tf.pretraining.trainer import TrainingDiverged
 from albert_tf.progress import Progress
+from albert_tf.sigterm import on_sigterm
 
 
 def loop_steps(step, total_steps, periods):
@@ -73,10 +74,8 @@ class PretrainingRun:
         steps. Raises `TrainingDiverged` on a non-finite loss (no checkpoint is written after it).
         """
         stop = StopRequest()
-        try:
+        with on_sigterm(stop.handle):
             return self._train(stop, evaluate, eval_every_steps)
-        finally:
-            stop.release()
 
     def _train(self, stop, evaluate, eval_every_steps):
         trainer = self.trainer

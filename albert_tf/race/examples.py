@@ -15,7 +15,6 @@ import tensorflow as tf
 from albert_tf.json_fields import json_field, json_object, json_strings, json_type, read_utf8
 
 LEVELS = ("middle", "high")
-SPLITS = ("train", "dev", "test")
 NUM_CHOICES = 4
 
 

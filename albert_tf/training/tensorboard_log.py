@@ -7,7 +7,7 @@ import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
 # What `tf.summary.scalar` attaches; written directly because that function lives in the
-# `tensorboard` package, which TensorFlow no longer installs (TensorBoard itself reads these).
+# `tensorboard` package, which TensorFlow does not install (TensorBoard itself reads these).
 SCALAR_METADATA = summary_pb2.SummaryMetadata(
     plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars")
 )
