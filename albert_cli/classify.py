@@ -56,8 +56,10 @@ define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags()
 flags.adopt_module_key_flags(request_bounds)
-flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8, "
-                    "token ids in) to this directory.")
+flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8) "
+                    "that MediaPipe's TextClassifier runs on raw text to this directory (single-text tasks).")
+flags.DEFINE_integer("tflite_seq_length", 128, "With --export_tflite: the tokens of the models' input shape; "
+                     "MediaPipe truncates and pads every text to it.", lower_bound=3)
 flags.DEFINE_enum("export_serving_tflite", None, list(TFLITE_QUANTIZATIONS),
                   "With --export_dir: also put the classifier's LiteRT model (float32 or dynamic-range int8 "
                   "weights) in the version directory as model.tflite, which TF Serving serves instead of the "

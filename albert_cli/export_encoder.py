@@ -2,7 +2,8 @@
 
     albert-export-encoder --init_checkpoint=output/pretraining --export_dir=output/hub
 
-Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/.
+Writes <export_dir>/encoder/<version>/ and <export_dir>/preprocessing/<version>/; with
+--export_tflite=DIR, DIR/embedder_{float32,dynamic_int8}.tflite for MediaPipe's TextEmbedder.
 """
 
 import os
@@ -19,6 +20,7 @@ from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
+from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 FLAGS = flags.FLAGS
@@ -30,6 +32,10 @@ flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models
 flags.DEFINE_integer("seq_length", 128, "Sequence length of the preprocessing model's __call__ (at most the "
                      "config's max_position_embeddings).", lower_bound=3)
 flags.DEFINE_string("export_dir", None, "Where to write encoder/ and preprocessing/.")
+flags.DEFINE_string("export_tflite", None, "Also write LiteRT models of the encoder (float32 and dynamic-range int8) "
+                    "that MediaPipe's TextEmbedder runs on raw text, of --seq_length tokens, to this directory.")
+flags.DEFINE_enum("tflite_pooling", "mean", list(EMBEDDING_POOLINGS), "With --export_tflite: the embedding, the mean of "
+                  "the last layer over the text's tokens or the pooled output ([CLS] through the pooler).")
 define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags()
@@ -42,14 +48,24 @@ def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
     check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version, ("encoder", "preprocessing"))
+    if FLAGS.export_tflite is not None:
+        require(FLAGS.do_lower_case, "--export_tflite: MediaPipe lowercases every text, and a "
+                "--do_lower_case=false model would read other tokens than it was trained on")
+        require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
     # TensorFlow loads only past --help and the flag checks.
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.tflite_export import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = inspected_init_checkpoint(FLAGS)
     config = model_config(FLAGS, init_checkpoint)
+    if FLAGS.export_tflite is not None:
+        try:
+            refuse_existing(tflite_paths(FLAGS.export_tflite, stem="embedder"))
+        except ValueError as error:
+            raise UsageError(f"--export_tflite: {error}") from None
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
     except ValueError as error:
@@ -66,6 +82,12 @@ def main(argv):
                            version=FLAGS.export_version, kernels=FLAGS.export_kernels,
                            **request_bounds.request_bounds())
     print("exported {} and {}".format(*paths))
+    if FLAGS.export_tflite is not None:
+        from albert_tf.serving.tflite_export import export_tflite_embedder  # pylint: disable=g-import-not-at-top
+
+        tflite = export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
+                                        pooling=FLAGS.tflite_pooling)
+        print(f"wrote the LiteRT models {', '.join(tflite)}")
 
 
 def console_main():

@@ -21,5 +21,7 @@ MAX_STRING_BYTES = 65536
 MAX_WINDOWS = 128
 # The weights of a LiteRT (TFLite) export (albert_tf.serving.tflite_export).
 TFLITE_QUANTIZATIONS = ("float32", "dynamic_int8")
+# The sentence embedding of a MediaPipe embedder export (albert_tf.serving.mediapipe_export).
+EMBEDDING_POOLINGS = ("mean", "pooled")
 # The output formats of a weights conversion (albert_tf.convert).
 CONVERT_FORMATS = ("hf", "keras_hub", "tf1")

@@ -1121,16 +1121,41 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
     from albert_tf.serving import tflite_export
 
     sizes = {"float32": 200_000, "dynamic_int8": 50_000}  # written in the other order
-    monkeypatch.setattr(tflite_export, "tflite_classifier", lambda classifier, quantization: b"x" * sizes[quantization])
+    monkeypatch.setattr(tflite_export, "mediapipe_classifier",
+                        lambda classifier, spm, labels, length, quantization: b"x" * sizes[quantization])
     (tmp_path / "classifier_dynamic_int8.tflite").write_bytes(b"in use")
     before = file_hashes(tmp_path)
     with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
-        tflite_export.export_tflite(None, str(tmp_path))
+        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
     assert_inputs_kept_and_nothing_left(tmp_path, before)
     os.remove(tmp_path / "classifier_dynamic_int8.tflite")
     with pytest.raises(Exception, match="File too large"), file_size_limit(100_000):
-        tflite_export.export_tflite(None, str(tmp_path), quantizations=("dynamic_int8", "float32"))
+        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("dynamic_int8", "float32"))
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("args, words", [
+    (["run_classifier.py", "--task_name=MNLI"], ["--export_tflite", "MNLI classifies a pair of texts", "--export_dir"]),
+    (["run_classifier.py", "--task_name=STS-B"], ["--export_tflite", "STS-B scores a similarity (regression)"]),
+    (["run_classifier.py", "--tflite_seq_length=513"], ["--tflite_seq_length", "max_position_embeddings 512, got 513"]),
+    (["run_classifier.py", "--spm_model_file={tmp}/missing.model"], ["--spm_model_file", "does not exist"]),
+    (["run_classifier.py", "--do_lower_case=false"], ["--export_tflite", "lowercases", "--do_lower_case=false"]),
+    (["export_encoder.py", "--seq_length=513"], ["--seq_length must be at most 512, got 513"]),
+    (["export_encoder.py", "--spm_model_file={tmp}/missing.model"], ["--spm_model_file", "does not exist"]),
+], ids=["pair-task", "regression-task", "longer-than-positions", "classifier-missing-spm", "cased",
+        "embedder-longer-than-positions", "embedder-missing-spm"])
+def test_a_model_mediapipe_cannot_serve_is_refused_before_any_work(tmp_path, args, words):
+    """--export_tflite (MediaPipe's form): refused before training or export, nothing written."""
+    script, *flags = args
+    if script == "run_classifier.py":
+        flags += ["--do_train", f"--output_dir={tmp_path / 'out'}"]
+    else:
+        flags += [f"--init_checkpoint={tmp_path / 'never_read'}", f"--export_dir={tmp_path / 'hub'}"]
+    before = file_hashes(tmp_path)
+    code, stderr = run_script(script, *[flag.format(tmp=tmp_path) for flag in flags],
+                              f"--export_tflite={tmp_path / 'tflite'}")
+    assert_one_line_error(code, stderr, *words)
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
 
 
 def _sigterm_after(command, line_words, cwd):
@@ -1375,3 +1400,14 @@ def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_determin
     assert_one_line_error(code, stderr, "--kernels=cpu with --deterministic", "not bit-identical from run to run",
                           "'reference'")
     assert not os.path.exists(tmp_path / "out") or not os.listdir(tmp_path / "out")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["{tmp}/missing.tflite"], ["model", "missing.tflite: no such file", "MediaPipe metadata"]),
+    (["{model}", "--port=70000"], ["--port must be from 0 to 65535, got 70000"]),
+], ids=["web-serve-missing-model", "web-serve-port-out-of-range"])
+def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
+    model = tmp_path / "model.tflite"
+    model.write_bytes(b"not read before the server starts")
+    code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
+    assert_one_line_error(code, stderr, *words)

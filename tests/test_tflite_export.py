@@ -1,11 +1,13 @@
 """LiteRT (TFLite) classifier exports: loaded by LiteRT's interpreter (`ai_edge_litert`, no TensorFlow)
-in a fresh process, equal to the in-process model (float32 to float rounding; dynamic int8 within a stated tolerance)."""
+in a fresh process, equal to the in-process model (float32 to float rounding; dynamic int8 within a stated
+tolerance). What MediaPipe makes of the `--export_tflite` files on raw text: tests/test_mediapipe_export.py."""
 
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ from ai_edge_litert.interpreter import Interpreter
 
 from albert_tf import AlbertClassifier
 from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
-from glue_test_data import REPO, head_of_shipped
+from glue_test_data import REPO, SPM_MODEL, head_of_shipped
 from model_test_data import batch_for, tiny
 import script_process
 from test_bad_inputs import assert_one_line_error, run_script
@@ -30,11 +32,11 @@ INTERPRETER_SCRIPT = textwrap.dedent(
     import json, sys
     import numpy as np
     from ai_edge_litert.interpreter import Interpreter
-    inputs = {k: np.array(v, np.int32) for k, v in json.loads(open(sys.argv[1]).read()).items()}
+    rows = [{k: np.array([v], np.int32) for k, v in row.items()} for row in json.loads(open(sys.argv[1]).read())]
     result = {}
     for path in sys.argv[3:]:
         runner = Interpreter(model_path=path).get_signature_runner("serving_default")
-        result[path] = runner(**inputs)["logits"].tolist()
+        result[path] = [runner(**row)["probabilities"][0].tolist() for row in rows]
     assert "albert_tf" not in sys.modules and "tensorflow" not in sys.modules
     open(sys.argv[2], "w").write(json.dumps(result))
     """
@@ -53,18 +55,23 @@ def ids_inputs(config):
 
 @pytest.mark.slow
 def test_the_exports_load_in_a_fresh_process_and_match_the_model(tmp_path):
+    """The --export_tflite files without MediaPipe: token ids int32 [1, 16] (padded) in, the
+    model's softmax out."""
     classifier = small_classifier()
     inputs = ids_inputs(classifier.albert.config)
-    expected = classifier(inputs, training=False)["logits"].numpy()
-    paths = export_tflite(classifier, str(tmp_path / "tflite"))
+    padded = {k: np.pad(v, [(0, 0), (0, 5)]) for k, v in inputs.items()}
+    expected = tf.nn.softmax(classifier(inputs, training=False)["logits"]).numpy()
+    paths = export_tflite(classifier, str(tmp_path / "tflite"), SPM_MODEL, ["a", "b", "c"], seq_length=16)
     assert [os.path.basename(path) for path in paths] == ["classifier_float32.tflite", "classifier_dynamic_int8.tflite"]
-    assert os.path.getsize(paths[1]) < 0.4 * os.path.getsize(paths[0])  # int8 weights
+    model_bytes = [min(info.header_offset for info in zipfile.ZipFile(path).infolist()) for path in paths]
+    assert model_bytes[1] < 0.4 * model_bytes[0]  # int8 weights (the SentencePiece model follows both)
 
-    (tmp_path / "inputs.json").write_text(json.dumps({k: v.tolist() for k, v in inputs.items()}))
+    rows = [{k: v[i].tolist() for k, v in padded.items()} for i in range(len(expected))]
+    (tmp_path / "inputs.json").write_text(json.dumps(rows))
     out = tmp_path / "out.json"
     subprocess.run([sys.executable, "-c", INTERPRETER_SCRIPT, str(tmp_path / "inputs.json"), str(out), *paths],
                    check=True, cwd=str(tmp_path))
-    result = {path: np.array(logits) for path, logits in json.loads(out.read_text()).items()}
+    result = {path: np.array(probabilities) for path, probabilities in json.loads(out.read_text()).items()}
     np.testing.assert_allclose(result[paths[0]], expected, rtol=0, atol=FLOAT_TOLERANCE)
     int8_error = np.abs(result[paths[1]] - expected).max()
     assert 0 < int8_error <= INT8_RELATIVE_TOLERANCE * np.ptp(expected)
@@ -169,9 +176,14 @@ def test_run_classifier_writes_both_models_of_the_fine_tuned_classifier(tmp_path
     # Which weights were converted, said before the files are named.
     assert (f"using the best fine-tuned model {tmp_path / 'out' / 'best' / 'model'} (step 2, dev accuracy={accuracy:.4f})"
             in result.stderr.splitlines()), result.stderr[-3000:]
-    # --export_serving_tflite=float32: the same model as --export_tflite's float32 file, in the SavedModel
-    assert (tmp_path / "export" / "1" / "model.tflite").read_bytes() == (
-        tmp_path / "tflite" / "classifier_float32.tflite").read_bytes()
+    # Two forms: TF Serving's takes token ids of any shape and returns logits; the device's
+    # (MediaPipe's) takes [1, --tflite_seq_length] and returns probabilities.
+    serving = Interpreter(model_path=str(tmp_path / "export" / "1" / "model.tflite"))
+    device = Interpreter(model_path=str(tmp_path / "tflite" / "classifier_float32.tflite"))
+    assert [detail["shape_signature"].tolist() for detail in serving.get_input_details()] == [[-1, -1]] * 3
+    assert [detail["shape_signature"].tolist() for detail in device.get_input_details()] == [[1, 128]] * 3
+    assert list(serving.get_signature_runner().get_output_details()) == ["logits"]
+    assert list(device.get_signature_runner().get_output_details()) == ["probabilities"]
 
 
 def test_run_classifier_refuses_a_file_as_export_tflite(tmp_path):

@@ -51,6 +51,7 @@ class FineTuningRun:
             check_export_version_is_new(flags.export_dir, flags.export_version)
         self.init_checkpoint = inspected_init_checkpoint(flags)  # for the config and the weights
         self.tokenizer, self.config = load_tokenizer_and_config(flags, self.init_checkpoint)
+        task.check_config(self.config)
         if task.recompute and flags.do_train:
             require_recompute_trainable(self.config)
         try:

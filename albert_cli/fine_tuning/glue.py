@@ -18,7 +18,8 @@ from albert_tf.glue.tasks import AX, get_task
 from albert_tf.io_utils import write_json
 from albert_tf.models import AlbertClassifier
 from albert_tf.serving.classifier_export import export_classifier
-from albert_tf.serving.tflite_export import export_tflite, tflite_paths
+from albert_tf.serving.mediapipe_export import check_seq_length, check_single_text_task
+from albert_tf.serving.tflite_export import export_tflite, refuse_existing, tflite_paths
 
 
 class SplitData:
@@ -50,11 +51,27 @@ class GlueTask(FineTuningTask):
         self.eval_sets, self.train_data, self.tokenizer, self.cache_dir = [], None, None, None
 
     def check_flags(self):
+        """--export_tflite writes MediaPipe's form: one lowercased text in, class probabilities out."""
+        if self.flags.export_tflite is None:
+            return
+        require_output_dir("export_tflite", self.flags.export_tflite, create=False)
+        try:
+            refuse_existing(tflite_paths(self.flags.export_tflite))
+        except ValueError as error:
+            raise UsageError(f"--export_tflite: {error}") from None
+        try:
+            check_single_text_task(self.glue_task)
+        except ValueError as error:
+            raise UsageError(f"--export_tflite: {error}; its SavedModel (--export_dir) serves it") from None
+        require(self.flags.do_lower_case, "--export_tflite: MediaPipe lowercases every text, and a "
+                "--do_lower_case=false model would read other tokens than it was trained on")
+
+    def check_config(self, config):
         if self.flags.export_tflite is not None:
-            require_output_dir("export_tflite", self.flags.export_tflite, create=False)
-            existing = [path for path in tflite_paths(self.flags.export_tflite) if os.path.exists(path)]
-            require(not existing, f"--export_tflite: {', '.join(existing)} exists; remove it or give another "
-                    "directory (a model in use is never replaced)")
+            try:
+                check_seq_length(self.flags.tflite_seq_length, config)
+            except ValueError as error:
+                raise UsageError(f"--tflite_seq_length: {error}") from None
 
     def head(self, backbone):
         return AlbertClassifier(backbone=backbone, num_labels=self.glue_task.num_labels)
@@ -131,4 +148,6 @@ class GlueTask(FineTuningTask):
                                      tflite_quantization=flags.export_serving_tflite, **request_bounds())
             print(f"exported the serving SavedModel to {path}")
         if flags.export_tflite:
-            print(f"wrote the LiteRT models {', '.join(export_tflite(model, flags.export_tflite))}")
+            paths = export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.labels,
+                                  seq_length=flags.tflite_seq_length)
+            print(f"wrote the LiteRT models {', '.join(paths)}")

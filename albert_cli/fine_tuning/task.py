@@ -42,6 +42,9 @@ class FineTuningTask:
     def check_flags(self):
         """Raises `UsageError` for flags that do not go together (the driver checks the shared ones)."""
 
+    def check_config(self, config):
+        """Raises `UsageError` for flags the model's `AlbertConfig` cannot serve (none by default)."""
+
     @property
     def recompute(self):
         """Whether the backbone recomputes its blocks in the backward pass (`--recompute`)."""

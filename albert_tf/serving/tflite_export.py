@@ -1,20 +1,17 @@
-"""A fine-tuned classifier as LiteRT (TensorFlow Lite) models: float32, and dynamic-range int8.
+"""A fine-tuned classifier as LiteRT (TensorFlow Lite) models, in two forms.
 
-For on-device and latency-bound CPU serving. Dynamic-range quantization stores every matmul
-weight as int8 (a quarter of the size) and quantizes activations on the fly; the accuracy it
-costs is measured in docs/serving.md, not assumed.
+For a device (`export_tflite`): `classifier_float32.tflite` and `classifier_dynamic_int8.tflite`,
+the MediaPipe Tasks form (`mediapipe_export.mediapipe_classifier`): raw text in through the
+`TextClassifier` of MediaPipe (Android, iOS, web, Python) with the SentencePiece model and label
+names in the file's metadata, or token ids int32 [1, seq_length] through any LiteRT interpreter;
+`probabilities` [1, labels] out.
 
-Token ids in, logits out: the one signature `serving_default` takes `input_word_ids`,
-`input_mask`, `input_type_ids` int32 [batch, seq] (any seq up to max_position_embeddings; the
-interpreter resizes) and returns `logits` float32 [batch, labels] in the task's label order.
-No raw text: the ALBERT text normalization (`AlbertTextTokenizer`: regex whitespace collapse,
-NFKD, combining marks dropped, lowercasing, the digit-comma rule) is TensorFlow string ops that
-TFLite has no builtin for; clients tokenize with `albert_tf.text.tokenization.AlbertTokenizer` or
-any SentencePiece runtime plus those rules.
-
-The graph is traced with the "reference" kernels (plain ops that LiteRT's XNNPACK delegate
-fuses). The converter is handed the model's TensorFlow variables themselves: given the Keras 3
-model, it finds none of them and writes a model of empty variable handles (NaN outputs; TF 2.21).
+For TF Serving's `--prefer_tflite_model` (`tflite_classifier`): the one signature `serving_default`
+takes `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq] (any seq up to
+max_position_embeddings; the interpreter resizes) and returns `logits` float32 [batch, labels] in
+the task's label order, what a server's batches of any shape need. Its clients tokenize with
+`albert_tf.text.tokenization.AlbertTokenizer`: ALBERT's text normalization is TensorFlow string
+ops that TFLite has no builtin for.
 """
 
 import os
@@ -23,53 +20,57 @@ import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
-from albert_tf.layers.block_sparse_attention import constant_random_blocks
-from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.models.serialization import copied
-from albert_tf.serving.export_kernels import PORTABLE_DTYPE
+from albert_tf.serving.litert_conversion import litert_model
+from albert_tf.serving.mediapipe_export import DEFAULT_SEQ_LENGTH, mediapipe_classifier, mediapipe_embedder
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
 
 
 def tflite_classifier(classifier, quantization="dynamic_int8"):
-    """The LiteRT flatbuffer (bytes) of `classifier` (an `AlbertClassifier`), float32 weights or
-    dynamic-range int8 ones. The model is converted in float32 whatever its dtype policy."""
-    if quantization not in TFLITE_QUANTIZATIONS:
-        raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
-    # Always a copy (float32, reference kernels): its random key blocks become constants below.
-    model = copied(classifier, PORTABLE_DTYPE, "reference")
-    constant_random_blocks(model, model.albert.config.max_position_embeddings)  # LiteRT has no random ops
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
-    def logits(input_word_ids, input_mask, input_type_ids):
-        inputs = {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}
-        return {"logits": model(inputs, training=False)["logits"]}
-
-    state = tf.Module()
-    state.variables_to_freeze = [weight.value for weight in model.weights]  # the tf.Variables
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([logits.get_concrete_function()], state)
-    if quantization == "dynamic_int8":
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    return converter.convert()
+    """The LiteRT flatbuffer (bytes) of `classifier` (an `AlbertClassifier`) for TF Serving, float32
+    weights or dynamic-range int8 ones: token ids of any shape in, logits out."""
+    return litert_model(classifier, lambda model, inputs: {"logits": model(inputs, training=False)["logits"]},
+                        quantization)
 
 
-def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS):
-    """`<export_dir>/classifier_<quantization>.tflite` for each of `quantizations`."""
-    return [os.path.join(export_dir, f"classifier_{quantization}.tflite") for quantization in quantizations]
+def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS, stem="classifier"):
+    """`<export_dir>/<stem>_<quantization>.tflite` for each of `quantizations`."""
+    return [os.path.join(export_dir, f"{stem}_{quantization}.tflite") for quantization in quantizations]
 
 
-def export_tflite(classifier, export_dir, quantizations=TFLITE_QUANTIZATIONS):
-    """Writes `tflite_paths(export_dir, quantizations)`; returns them. Existing files are refused
-    (ValueError), never replaced; the files appear together once all are written, or none does."""
-    paths = tflite_paths(export_dir, quantizations)
+def refuse_existing(paths):
+    """Raises ValueError naming the files of `paths` that exist: a model in use is never replaced."""
     existing = [path for path in paths if tf.io.gfile.exists(path)]
     if existing:
-        raise ValueError(f"{existing[0]} exists; remove it or write the LiteRT models elsewhere")
-    contents = [tflite_classifier(classifier, quantization) for quantization in quantizations]
-    tf.io.gfile.makedirs(export_dir)
+        raise ValueError(f"{', '.join(existing)} exists; remove it or give another directory (a model in use "
+                         "is never replaced)")
+
+
+def _write_new(paths, make_content):
+    """Writes `make_content(i)` to each of `paths`; existing files are refused (`refuse_existing`),
+    and the files appear together once all are written, or none does."""
+    refuse_existing(paths)
+    contents = [make_content(i) for i in range(len(paths))]
+    tf.io.gfile.makedirs(os.path.dirname(paths[0]))
     with atomic_outputs(paths) as temporaries:
         for tmp, content in zip(temporaries, contents):
             with tf.io.gfile.GFile(tmp, "wb") as handle:
                 handle.write(content)
     return paths
+
+
+def export_tflite(classifier, export_dir, spm_model_file, label_names, seq_length=DEFAULT_SEQ_LENGTH,
+                  quantizations=TFLITE_QUANTIZATIONS):
+    """Writes `tflite_paths(export_dir, quantizations)`, the MediaPipe `TextClassifier` models of
+    `classifier` (`mediapipe_classifier`); returns them. Existing files are refused, never replaced."""
+    return _write_new(tflite_paths(export_dir, quantizations), lambda i: mediapipe_classifier(
+        classifier, spm_model_file, label_names, seq_length, quantizations[i]))
+
+
+def export_tflite_embedder(albert, export_dir, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH,
+                           quantizations=TFLITE_QUANTIZATIONS, pooling="mean"):
+    """Writes `tflite_paths(export_dir, quantizations, "embedder")`, the MediaPipe `TextEmbedder`
+    models of `albert` (`mediapipe_embedder`); returns them. Existing files are refused."""
+    return _write_new(tflite_paths(export_dir, quantizations, "embedder"), lambda i: mediapipe_embedder(
+        albert, spm_model_file, seq_length, quantizations[i], pooling))

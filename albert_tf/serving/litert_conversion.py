@@ -1,0 +1,41 @@
+"""A model's function as a LiteRT (TensorFlow Lite) flatbuffer: float32, or dynamic-range int8.
+
+Dynamic-range quantization stores every matmul weight as int8 (a quarter of the size) and
+quantizes activations on the fly; the accuracy it costs is measured in the docs, not assumed.
+The graph is traced with the "reference" kernels (plain ops that LiteRT's XNNPACK delegate
+fuses), in float32 whatever the model's dtype policy. The converter is handed the model's
+TensorFlow variables themselves: given the Keras 3 model, it finds none of them and writes a model
+of empty variable handles (NaN outputs; TF 2.21).
+"""
+
+import tensorflow as tf
+
+from albert_tf.choices import TFLITE_QUANTIZATIONS
+from albert_tf.layers.block_sparse_attention import constant_random_blocks
+from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.models.serialization import copied
+from albert_tf.serving.export_kernels import PORTABLE_DTYPE
+
+
+def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)):
+    """The LiteRT flatbuffer (bytes) of `outputs(model_copy, inputs)` (a dict of tensors), where
+    `inputs` are the three int32 token inputs of `shape` ([batch, seq]; None is resized at run time)
+    and `model_copy` is `model` (an ALBERT Keras model) in float32 with the reference kernels."""
+    if quantization not in TFLITE_QUANTIZATIONS:
+        raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
+    # Always a copy (float32, reference kernels): its random key blocks become constants below.
+    model_copy = copied(model, PORTABLE_DTYPE, "reference")
+    config = getattr(model_copy, "albert", model_copy).config  # a task model's encoder, or the encoder
+    constant_random_blocks(model_copy, config.max_position_embeddings)  # LiteRT has no random ops
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
+    def function(input_word_ids, input_mask, input_type_ids):
+        inputs = {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}
+        return outputs(model_copy, inputs)
+
+    state = tf.Module()
+    state.variables_to_freeze = [weight.value for weight in model_copy.weights]  # the tf.Variables
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([function.get_concrete_function()], state)
+    if quantization == "dynamic_int8":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    return converter.convert()

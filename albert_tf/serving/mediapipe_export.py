@@ -1,0 +1,95 @@
+"""LiteRT models that MediaPipe Tasks runs on raw text: a fine-tuned classifier for `TextClassifier`,
+the encoder for `TextEmbedder` (Android, iOS, web and Python alike).
+
+What MediaPipe's BERT preprocessing does to a text decides the model's form: it lowercases one
+text, tokenizes it with the SentencePiece model named in the metadata (`tflite_metadata`; ours with
+ALBERT's normalization compiled into its own, `folded_sentencepiece`), packs `[CLS] pieces [SEP]`,
+truncates and zero-pads to the sequence length of the model's static input shape and sets every
+segment id to 0. So the models take int32 [1, seq_length] inputs, and the classifier outputs the
+softmax of its logits: MediaPipe reports the output tensor as the scores, unchanged.
+"""
+
+import os
+
+import tensorflow as tf
+
+from albert_tf.choices import EMBEDDING_POOLINGS
+from albert_tf.serving.litert_conversion import litert_model
+from albert_tf.serving.tflite_metadata import LABELS_FILE, input_roles, metadata_flatbuffer, with_metadata
+from albert_tf.text.folded_sentencepiece import folded_model
+
+DEFAULT_SEQ_LENGTH = 128
+CLASSIFIER_OUTPUT = "probabilities"
+EMBEDDER_OUTPUT = "embedding"
+
+
+def check_single_text_task(task):
+    """Raises ValueError unless `task` (a `GlueTask`) classifies one text, the only input MediaPipe's
+    `TextClassifier` gives a model."""
+    if task.is_regression:
+        raise ValueError(f"{task.name} scores a similarity (regression); MediaPipe's TextClassifier returns "
+                         "class probabilities of one text")
+    if len(task.text_feature_names) != 1:
+        raise ValueError(f"{task.name} classifies a pair of texts ({', '.join(task.text_feature_names)}); "
+                         "MediaPipe's TextClassifier takes one text")
+
+
+def check_seq_length(seq_length, config):
+    """Raises ValueError unless `seq_length` fits `config` (an `AlbertConfig`): [CLS], a piece, [SEP]."""
+    if not 3 <= seq_length <= config.max_position_embeddings:
+        raise ValueError(f"sequence length must be from 3 to the model's max_position_embeddings "
+                         f"{config.max_position_embeddings}, got {seq_length}")
+
+
+def with_text_metadata(content, spm_model_file, name, description, output_name, output_description, labels=None):
+    """`content` (a `.tflite` of our three token inputs and one output) with the metadata and files
+    MediaPipe's text tasks read: `spm_model_file` with ALBERT's normalization in its own
+    (`folded_sentencepiece`), and for a classifier `labels`, its label names."""
+    spm_name = os.path.basename(spm_model_file)
+    metadata = metadata_flatbuffer(name, description, input_roles(content), spm_name, output_name,
+                                   output_description, labels_file=None if labels is None else LABELS_FILE)
+    with tf.io.gfile.GFile(spm_model_file, "rb") as handle:
+        files = {spm_name: folded_model(handle.read())}  # MediaPipe runs SentencePiece alone
+    if labels is not None:
+        files[LABELS_FILE] = "".join(f"{label}\n" for label in labels).encode()
+    return with_metadata(content, metadata, files)
+
+
+def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEFAULT_SEQ_LENGTH,
+                         quantization="dynamic_int8"):
+    """The `.tflite` (bytes) of `classifier` (an `AlbertClassifier`) for MediaPipe's `TextClassifier`:
+    int32 [1, seq_length] inputs, `probabilities` [1, labels] out, `label_names` in the label file."""
+    check_seq_length(seq_length, classifier.albert.config)
+    if len(label_names) != classifier.num_labels:
+        raise ValueError(f"{len(label_names)} label names for a classifier of {classifier.num_labels} labels")
+
+    def probabilities(model, inputs):
+        return {CLASSIFIER_OUTPUT: tf.nn.softmax(model(inputs, training=False)["logits"], axis=-1)}
+
+    content = litert_model(classifier, probabilities, quantization, shape=(1, seq_length))
+    return with_text_metadata(content, spm_model_file, "ALBERT text classifier",
+                               f"A fine-tuned ALBERT classifying one text of at most {seq_length} tokens.",
+                               CLASSIFIER_OUTPUT, "Probability of each label.", labels=label_names)
+
+
+def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, quantization="dynamic_int8",
+                       pooling="mean"):
+    """The `.tflite` (bytes) of `albert` (an `AlbertModel`) for MediaPipe's `TextEmbedder`: int32
+    [1, seq_length] inputs, `embedding` [1, hidden_size] out: the mean of the last layer over the
+    text's tokens (`pooling="mean"`, the better sentence embedding of a pretrained ALBERT on STS-B
+    dev: bench/embedding_pooling.py) or the pooled output (`"pooled"`)."""
+    check_seq_length(seq_length, albert.config)
+
+    def embedding(model, inputs):
+        outputs = model(inputs, training=False)
+        if pooling == "pooled":
+            return {EMBEDDER_OUTPUT: outputs["pooled_output"]}
+        mask = tf.cast(inputs["input_mask"], outputs["sequence_output"].dtype)[:, :, None]
+        return {EMBEDDER_OUTPUT: tf.reduce_sum(outputs["sequence_output"] * mask, 1) / tf.reduce_sum(mask, 1)}
+
+    if pooling not in EMBEDDING_POOLINGS:
+        raise ValueError(f"pooling must be one of {list(EMBEDDING_POOLINGS)}, got {pooling!r}")
+    content = litert_model(albert, embedding, quantization, shape=(1, seq_length))
+    return with_text_metadata(content, spm_model_file, "ALBERT text embedder",
+                               f"ALBERT's {pooling} output of one text of at most {seq_length} tokens.",
+                               EMBEDDER_OUTPUT, "The text's embedding.")

@@ -1,0 +1,84 @@
+"""The classifier page (web/) in a real headless Chromium: the scores it shows for typed sentences
+are MediaPipe Python's for the same exported file, label names and all.
+
+The module fixture runs web/install_browser.sh, which installs Debian's chromium and the page's
+pinned npm packages when they are missing (about a second when they are not; apt-get needs root or
+sudo): the README's test command needs no step of its own for this test, and a machine where the
+browser cannot be installed fails here, nothing is skipped.
+"""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import AlbertClassifier
+from albert_tf.choices import TFLITE_QUANTIZATIONS
+from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from glue_test_data import REPO, SPM_MODEL, load_bench_script
+from model_test_data import tiny
+
+# The page runs MediaPipe's C++ compiled to WebAssembly (XNNPACK's WebAssembly kernels), Python its
+# native build: float32 sums in other orders at most.
+FLOAT_TOLERANCE = 1e-5
+LABELS = ["negative", "neutral", "positive"]
+SEQ_LENGTH = 32
+# What a user types: capitals, an accent, digits, runs of spaces, nothing at all, and a text past
+# the model's 32 tokens (truncated).
+SENTENCES = [
+    "A gorgeous, witty, seductive movie.",
+    "THE PLOT IS NOTHING BUT BOILERPLATE CLICHÉS!!",
+    "  the 2,000-mile   road trip never drags ",
+    "",
+    "this is one of those rare films that grows on you , scene by scene , until the whole thing "
+    "feels earned : funny , sad , angry and , above all , honest about the people it shows .",
+]
+
+bench_browser = load_bench_script("bench_browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    subprocess.run(["bash", os.path.join(REPO, "web", "install_browser.sh")], check=True)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A tiny 3-label classifier's MediaPipe files, float32 and int8: {quantization: path}. Its
+    weights are drawn wide (initializer_range 0.2) so that the sentences' scores differ a lot."""
+    tf.keras.utils.set_random_seed(5)
+    classifier = AlbertClassifier(tiny(num_hidden_layers=2, initializer_range=0.2), num_labels=len(LABELS))
+    paths = export_tflite(classifier, str(tmp_path_factory.mktemp("tflite")), SPM_MODEL, LABELS, seq_length=SEQ_LENGTH)
+    return dict(zip(TFLITE_QUANTIZATIONS, paths))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quantization", TFLITE_QUANTIZATIONS)
+def test_the_page_in_chromium_scores_typed_text_as_mediapipe_python(browser, exported, quantization):
+    page = bench_browser.page_results(exported[quantization], SENTENCES, calls=2)
+    python = bench_browser.mediapipe_python_results(exported[quantization], SENTENCES)
+
+    assert [result["text"] for result in page["results"]] == SENTENCES
+    assert all(result["labels"] == LABELS for result in page["results"])
+    page_scores = np.array([result["scores"] for result in page["results"]])
+    python_scores = np.array([result["scores"] for result in python["results"]])
+    assert np.ptp(python_scores, axis=0).max() > 100 * FLOAT_TOLERANCE  # the sentences differ: the check can fail
+    np.testing.assert_allclose(page_scores, python_scores, rtol=0, atol=FLOAT_TOLERANCE)
+    np.testing.assert_allclose(page_scores.sum(axis=1), 1, rtol=0, atol=FLOAT_TOLERANCE)  # probabilities
+    # Shown on the page: every call's latency, and the load time (the page itself first).
+    assert all(len(result["latencies_ms"]) == 2 and min(result["latencies_ms"]) > 0 for result in page["results"])
+    assert 0 < page["document_ms"] < page["ready_ms"]
+
+
+@pytest.mark.slow
+def test_the_page_says_which_model_it_cannot_load(browser, tmp_path):
+    """A `.tflite` without MediaPipe's metadata (token ids in, nothing to tokenize with): the page
+    names the file and what it must be, and classifies nothing."""
+    tf.keras.utils.set_random_seed(5)
+    plain = tmp_path / "ids_only.tflite"
+    plain.write_bytes(tflite_classifier(AlbertClassifier(tiny(num_hidden_layers=1), num_labels=2), "float32"))
+    with pytest.raises(RuntimeError, match="Could not load model.tflite: .*require TFLite Model Metadata.* "
+                                           "It must be a classifier .tflite with MediaPipe metadata"):
+        bench_browser.page_results(str(plain), SENTENCES[:1])

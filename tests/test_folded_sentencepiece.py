@@ -1,0 +1,36 @@
+"""The SentencePiece model with ALBERT's normalization in its own: SentencePiece alone on raw text
+gives our tokenizer's pieces, over every text of the bundled GLUE dev sets."""
+
+import csv
+import glob
+import os
+
+import sentencepiece as spm
+
+from albert_tf.text.folded_sentencepiece import folded_model
+from albert_tf.text.tokenization import AlbertTokenizer, encode_pieces
+from glue_test_data import GLUE_DIR, SPM_MODEL
+
+
+def dev_texts():
+    texts = []
+    for path in sorted(glob.glob(os.path.join(GLUE_DIR, "*", "dev.tsv"))):
+        with open(path, encoding="utf-8", newline="") as handle:
+            texts += [field for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) for field in row]
+    return texts
+
+
+def test_sentencepiece_alone_with_the_folded_model_tokenizes_raw_text_as_albert():
+    with open(SPM_MODEL, "rb") as handle:
+        folded = spm.SentencePieceProcessor(model_proto=folded_model(handle.read()))
+    tokenizer = AlbertTokenizer(SPM_MODEL)
+    texts = dev_texts() + ["CLICHÉ naïveté Maelström Ångström", "a\u00a0b\u2003c", "e\u0301te\u0301", "ﬁne ①"]
+    assert len(texts) > 20_000
+    assert folded.get_piece_size() == tokenizer.vocab_size
+    # The pieces with our digit-comma rule applied on top are ours, text for text ...
+    assert [encode_pieces(folded, text) for text in texts] == [tokenizer.tokenize(text) for text in texts]
+    # ... and without it they differ only where a digit meets a comma.
+    differing = [text for text in texts if folded.encode(text, out_type=str) != tokenizer.tokenize(text)]
+    assert differing and all(any(a.isdigit() and b == "," for a, b in zip(t, t[1:])) for t in differing)
+    assert folded.encode("how do you spell cliché ?", out_type=str) == ["▁how", "▁do", "▁you", "▁spell", "▁cliche",
+                                                                        "▁", "?"]

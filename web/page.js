@@ -1,0 +1,140 @@
+// Classifies the typed text with MediaPipe Tasks' TextClassifier and shows the label, the
+// probabilities and how long each call took. The model is `model.tflite` next to this page, another
+// URL given as `?model=...`, or a file the user picks. Each call's row in the table carries the
+// unrounded scores (data-scores, in the model's label order) and latency, for tests and benchmarks.
+import {FilesetResolver, TextClassifier} from "@mediapipe/tasks-text";
+
+const WASM_DIR = new URL("node_modules/@mediapipe/tasks-text/wasm", import.meta.url).href;
+
+const page = {
+  body: document.body,
+  status: document.getElementById("status"),
+  form: document.getElementById("classify-form"),
+  text: document.getElementById("text"),
+  button: document.getElementById("classify"),
+  modelFile: document.getElementById("model-file"),
+  result: document.getElementById("result"),
+  label: document.getElementById("result-label"),
+  probability: document.getElementById("result-probability"),
+  latency: document.getElementById("result-latency"),
+  categories: document.getElementById("result-categories"),
+  historySection: document.getElementById("history-section"),
+  history: document.getElementById("history"),
+};
+
+let classifier = null;
+let calls = 0;
+
+function milliseconds(value) {
+  return `${value.toFixed(value < 10 ? 2 : 0)} ms`;
+}
+
+function categoryName(category) {
+  return category.categoryName || category.displayName || `label ${category.index}`;
+}
+
+function firstLine(error) {
+  // MediaPipe appends its C++ source trace; the first line says what went wrong.
+  return String(error.message ?? error).split("\n")[0].replace(/\.?$/, ".");
+}
+
+function setState(state, message) {
+  page.body.dataset.state = state;
+  page.status.textContent = message;
+  const ready = state === "ready";
+  page.text.disabled = !ready;
+  page.button.disabled = !ready;
+}
+
+async function load(fileset, modelAsset, modelName) {
+  setState("loading", `Loading ${modelName}…`);
+  const started = performance.now();
+  classifier?.close();
+  classifier = null;
+  classifier = await TextClassifier.createFromOptions(fileset, {
+    baseOptions: {...modelAsset, delegate: "CPU"},
+    maxResults: -1,
+  });
+  return performance.now() - started;
+}
+
+function showResult(text, categories, latencyMs) {
+  const best = categories[0];
+  page.label.textContent = categoryName(best);
+  page.probability.textContent = `probability ${best.score.toFixed(4)}`;
+  page.latency.textContent = milliseconds(latencyMs);
+  page.categories.replaceChildren(...categories.map((category) => {
+    const item = document.createElement("li");
+    const bar = document.createElement("span");
+    bar.className = "bar";
+    bar.append(Object.assign(document.createElement("span"), {style: `width: ${(100 * category.score).toFixed(1)}%`}));
+    item.append(Object.assign(document.createElement("span"), {textContent: categoryName(category)}), bar,
+                Object.assign(document.createElement("span"), {className: "score", textContent: category.score.toFixed(4)}));
+    return item;
+  }));
+  page.result.hidden = false;
+
+  const scores = [];
+  for (const category of categories) scores[category.index] = category.score;
+  const row = document.createElement("tr");
+  row.dataset.scores = JSON.stringify(scores);
+  row.dataset.labels = JSON.stringify(categories.slice().sort((a, b) => a.index - b.index).map(categoryName));
+  row.dataset.latencyMs = String(latencyMs);
+  for (const cell of [String(++calls), text, categoryName(best), best.score.toFixed(4), milliseconds(latencyMs)]) {
+    row.append(Object.assign(document.createElement("td"), {textContent: cell}));
+  }
+  page.history.prepend(row);
+  page.historySection.hidden = false;
+}
+
+function classify(event) {
+  event.preventDefault();
+  const text = page.text.value;
+  try {
+    const started = performance.now();
+    const categories = classifier.classify(text).classifications[0].categories;
+    showResult(text, categories, performance.now() - started);
+  } catch (error) {
+    page.status.textContent = `Could not classify this text: ${firstLine(error)}`;
+  }
+}
+
+const METADATA_HINT = "It must be a classifier .tflite with MediaPipe metadata (see docs/on_device.md).";
+const fileset = FilesetResolver.forTextTasks(WASM_DIR);
+
+async function loadModelUrl() {
+  const modelUrl = new URLSearchParams(location.search).get("model") || "model.tflite";
+  try {
+    const modelMs = await load(await fileset, {modelAssetPath: modelUrl}, modelUrl);
+    const readyMs = performance.now();
+    const documentMs = performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd;
+    page.body.dataset.readyMs = String(readyMs);
+    page.body.dataset.documentMs = String(documentMs);
+    setState("ready", `Ready ${milliseconds(readyMs)} after the page was opened: the page itself in ` +
+             `${milliseconds(documentMs)}, MediaPipe's WebAssembly and ${modelUrl} in ${milliseconds(modelMs)}.`);
+    page.text.focus();
+  } catch (error) {
+    setState("error", `Could not load ${modelUrl}: ${firstLine(error)} ${METADATA_HINT}`);
+  }
+}
+
+async function loadModelFile() {
+  const file = page.modelFile.files[0];
+  try {
+    const buffer = new Uint8Array(await file.arrayBuffer());
+    const ms = await load(await fileset, {modelAssetBuffer: buffer}, file.name);
+    setState("ready", `Ready: ${file.name} loaded in ${milliseconds(ms)}.`);
+  } catch (error) {
+    setState("error", `Could not load ${file.name}: ${firstLine(error)} ${METADATA_HINT}`);
+  }
+}
+
+page.form.addEventListener("submit", classify);
+page.modelFile.addEventListener("change", loadModelFile);
+page.text.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();  // Enter classifies; Shift+Enter starts a new line
+    page.form.requestSubmit();
+  }
+});
+loadModelUrl();
