@@ -41,8 +41,9 @@ served = tf.saved_model.load(sys.argv[1])
 questions, contexts = json.loads(sys.stdin.read())
 out = served.signatures["serving_default"](question=tf.constant(questions), context=tf.constant(contexts))
 empty = served.signatures["serving_default"](question=tf.constant([], tf.string), context=tf.constant([], tf.string))
-ids = served.signatures["serve_token_ids"](**{name: tf.zeros([1, 16], tf.int32) for name in
-                                              ("input_word_ids", "input_mask", "input_type_ids", "p_mask")})
+# One row of 16 tokens (serve_token_ids refuses a row without any).
+ids = served.signatures["serve_token_ids"](**{name: (tf.ones if name == "input_mask" else tf.zeros)([1, 16], tf.int32)
+                                              for name in ("input_word_ids", "input_mask", "input_type_ids", "p_mask")})
 print(json.dumps({"text": [t.decode("utf-8") for t in out["answer_text"].numpy()],
                   "start": out["answer_start"].numpy().tolist(), "end": out["answer_end"].numpy().tolist(),
                   "token_ids_outputs": sorted(ids), "albert_tf_loaded": "albert_tf" in sys.modules,
