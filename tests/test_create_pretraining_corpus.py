@@ -10,6 +10,7 @@ from data_prep.pretraining_stats import PretrainingStats
 
 SPM_MODEL = "data/albert_spm/30k-clean.model"
 CORPUS = "data/corpus/sample.txt"
+SEQUENCE_TOKENS = 125  # the tokens of a 128-token sequence (less [CLS] and two [SEP]): longer lines are counted
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +52,14 @@ def test_documents_break_at_blank_lines_chunk_borders_and_file_ends(tmp_path, to
     files = LocalFiles()
     whole = corpus.Chunk(0, str(path), 0, files.size(str(path)))
     stats = PretrainingStats()
-    documents = corpus.read_documents(files, whole, tokenizer, stats)
+    documents = corpus.read_documents(files, whole, tokenizer, stats, SEQUENCE_TOKENS)
     # A line of combining marks only is empty once accents are stripped: a break, as in the original.
     assert [len(document) for document in documents] == [2, 1, 1]
     assert documents[0][0].tolist() == tokenizer.encode("First line of one.")
     assert stats.counts["documents"] == 3 and stats.counts["lines"] == 6
     split_at = len(text[:text.index("Second")].encode("utf-8"))
     first, second = corpus.Chunk(0, str(path), 0, split_at), corpus.Chunk(1, str(path), split_at, whole.end)
-    pieces = [corpus.read_documents(files, c, tokenizer, PretrainingStats()) for c in (first, second)]
+    pieces = [corpus.read_documents(files, c, tokenizer, PretrainingStats(), SEQUENCE_TOKENS) for c in (first, second)]
     assert [len(d) for d in pieces[0]] == [1] and [len(d) for d in pieces[1]] == [1, 1, 1]
 
 
@@ -77,7 +78,7 @@ def test_documents_count_once_however_chunk_borders_split_them(tmp_path, tokeniz
     files = LocalFiles()
     for chunk_bytes in range(1024, 2200, 37):
         stats = PretrainingStats()
-        pieces = [corpus.read_documents(files, chunk, tokenizer, stats)
+        pieces = [corpus.read_documents(files, chunk, tokenizer, stats, SEQUENCE_TOKENS)
                   for chunk in corpus.plan_chunks([str(path)], files, chunk_bytes)]
         assert stats.counts["documents"] == len(lines_per_document), chunk_bytes
         assert sum(len(document) for piece in pieces for document in piece) == sum(lines_per_document)

@@ -23,6 +23,7 @@ from data_prep.pretraining_stats import PretrainingStats
 
 SPM_MODEL = "data/albert_spm/30k-clean.model"
 CORPUS = "data/corpus/sample.txt"
+SEQUENCE_TOKENS = 125  # the tokens of a 128-token sequence (less [CLS] and two [SEP]): longer lines are counted
 CLS, SEP, MASK = 2, 3, 4
 DOC_STRIDE = 1000  # synthetic token id = 1000 * (document + 1) + position in the document
 
@@ -36,7 +37,7 @@ def tokenizer():
 def corpus_documents(tokenizer):
     files = LocalFiles()
     whole_file = corpus.Chunk(0, CORPUS, 0, files.size(CORPUS))
-    return corpus.read_documents(files, whole_file, tokenizer, PretrainingStats())
+    return corpus.read_documents(files, whole_file, tokenizer, PretrainingStats(), SEQUENCE_TOKENS)
 
 
 def synthetic_documents(line_lengths_per_document):

@@ -32,8 +32,9 @@ out = served.signatures["serving_default"](article=tf.constant(articles), questi
                                            options=tf.constant(options))
 empty = served.signatures["serving_default"](article=tf.constant([], tf.string), question=tf.constant([], tf.string),
                                              options=tf.zeros([0, 4], tf.string))
-ids = served.signatures["serve_token_ids"](**{name: tf.zeros([2, 4, 8], tf.int32) for name in
-                                              ("input_word_ids", "input_mask", "input_type_ids")})
+# Rows of 8 tokens (serve_token_ids refuses a row without any).
+ids = served.signatures["serve_token_ids"](**{name: (tf.ones if name == "input_mask" else tf.zeros)([2, 4, 8], tf.int32)
+                                              for name in ("input_word_ids", "input_mask", "input_type_ids")})
 print(json.dumps({"logits": out["logits"].numpy().tolist(), "probabilities": out["probabilities"].numpy().tolist(),
                   "choice": out["choice"].numpy().tolist(), "token_ids_logits": ids["logits"].shape.as_list(),
                   "empty": {name: value.shape.as_list() for name, value in empty.items()},
