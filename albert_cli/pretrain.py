@@ -121,11 +121,11 @@ def strategy_name():
     return "tpu" if FLAGS.use_tpu else FLAGS.strategy
 
 
-def load_config():
+def load_config(init_checkpoint):
     from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
 
     try:
-        config = model_config(FLAGS)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
+        config = model_config(FLAGS, init_checkpoint)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(f"--albert_config_file: {FLAGS.albert_config_file}: {error}") from None
     require(FLAGS.max_seq_length <= config.max_position_embeddings,
@@ -262,7 +262,10 @@ def main(argv):
     settle_kernels(FLAGS)
     tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
     lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
-    config = load_config()
+    from albert_cli.fine_tuning_inputs import inspected_init_checkpoint  # pylint: disable=g-import-not-at-top
+
+    init_checkpoint = inspected_init_checkpoint(FLAGS)  # looked at once, for its config and its weights
+    config = load_config(init_checkpoint)
     if FLAGS.recompute:
         require_recompute_trainable(config)
     require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
@@ -305,7 +308,7 @@ def main(argv):
         from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top
 
         try:
-            report = checkpoints.load(trainer.model, FLAGS.init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0,
+            report = checkpoints.load(trainer.model, init_checkpoint, FLAGS.init_checkpoint_strict, FLAGS.init_from_group0,
                                       extend_positions=FLAGS.extend_positions)
         except (ValueError, FileNotFoundError) as error:
             raise UsageError(f"--init_checkpoint: {error}") from None
