@@ -78,7 +78,7 @@ def token_probe(spm_model_file, seq_length):
 
     converter = tf.lite.TFLiteConverter.from_concrete_functions([inputs_as_output.get_concrete_function()], tf.Module())
     return with_text_metadata(converter.convert(), spm_model_file, "token probe", "Its inputs, as floats.",
-                              EMBEDDER_OUTPUT, "ids, mask, segment ids")
+                              [(EMBEDDER_OUTPUT, "ids, mask, segment ids")])
 
 
 def probe_ids(embedding):

@@ -55,8 +55,8 @@ def mediapipe(kind, model_path, texts, tmp_path):
 def test_the_metadata_reads_back_with_mediapipes_schema_classes():
     from mediapipe.tasks.metadata import metadata_schema_py_generated as schema
 
-    flat = metadata_flatbuffer("m", "d", ["mask", "ids", "segment_ids"], "30k-clean.model", "probabilities", "p",
-                               labels_file="labels.txt")
+    flat = metadata_flatbuffer("m", "d", ["mask", "ids", "segment_ids"], "30k-clean.model",
+                               [("probabilities", "p")], labels_file="labels.txt")
     assert schema.ModelMetadata.ModelMetadataBufferHasIdentifier(flat, 0)
     model = schema.ModelMetadataT.InitFromObj(schema.ModelMetadata.GetRootAs(flat, 0))
     assert model.minParserVersion == b"1.1.0"

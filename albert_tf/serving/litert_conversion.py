@@ -17,10 +17,13 @@ from albert_tf.models.serialization import copied
 from albert_tf.serving.export_kernels import PORTABLE_DTYPE
 
 
-def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)):
+def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None), per_channel_dense=True):
     """The LiteRT flatbuffer (bytes) of `outputs(model_copy, inputs)` (a dict of tensors), where
     `inputs` are the three int32 token inputs of `shape` ([batch, seq]; None is resized at run time)
-    and `model_copy` is `model` (an ALBERT Keras model) in float32 with the reference kernels."""
+    and `model_copy` is `model` (an ALBERT Keras model) in float32 with the reference kernels.
+
+    `per_channel_dense=False` quantizes each int8 dense weight with one scale: FULLY_CONNECTED
+    version 12 (a scale per output channel, the converter's default) is unknown to older runtimes."""
     if quantization not in TFLITE_QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
     # Always a copy (float32, reference kernels): its random key blocks become constants below.
@@ -38,4 +41,6 @@ def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)
     converter = tf.lite.TFLiteConverter.from_concrete_functions([function.get_concrete_function()], state)
     if quantization == "dynamic_int8":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter._experimental_disable_per_channel_quantization_for_dense_layers = (  # pylint: disable=protected-access
+            not per_channel_dense)
     return converter.convert()

@@ -15,7 +15,8 @@ import tensorflow as tf
 
 from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.serving.litert_conversion import litert_model
-from albert_tf.serving.tflite_metadata import LABELS_FILE, input_roles, metadata_flatbuffer, with_metadata
+from albert_tf.serving.tflite_metadata import (LABELS_FILE, SINGLE_TEXT_INPUTS, input_roles, metadata_flatbuffer,
+                                               with_metadata)
 from albert_tf.text.folded_sentencepiece import folded_model
 
 DEFAULT_SEQ_LENGTH = 128
@@ -41,13 +42,16 @@ def check_seq_length(seq_length, config):
                          f"{config.max_position_embeddings}, got {seq_length}")
 
 
-def with_text_metadata(content, spm_model_file, name, description, output_name, output_description, labels=None):
-    """`content` (a `.tflite` of our three token inputs and one output) with the metadata and files
-    MediaPipe's text tasks read: `spm_model_file` with ALBERT's normalization in its own
-    (`folded_sentencepiece`), and for a classifier `labels`, its label names."""
+def with_text_metadata(content, spm_model_file, name, description, outputs, labels=None,
+                       input_descriptions=SINGLE_TEXT_INPUTS):
+    """`content` (a `.tflite` of our three token inputs) with the metadata and files MediaPipe's
+    text tasks and the Task Library read: `outputs`, (name, description) of each output in the
+    model's order; `spm_model_file` with ALBERT's normalization in its own (`folded_sentencepiece`);
+    for a classifier `labels`, its label names."""
     spm_name = os.path.basename(spm_model_file)
-    metadata = metadata_flatbuffer(name, description, input_roles(content), spm_name, output_name,
-                                   output_description, labels_file=None if labels is None else LABELS_FILE)
+    metadata = metadata_flatbuffer(name, description, input_roles(content), spm_name, outputs,
+                                   labels_file=None if labels is None else LABELS_FILE,
+                                   input_descriptions=input_descriptions)
     with tf.io.gfile.GFile(spm_model_file, "rb") as handle:
         files = {spm_name: folded_model(handle.read())}  # MediaPipe runs SentencePiece alone
     if labels is not None:
@@ -69,7 +73,7 @@ def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEF
     content = litert_model(classifier, probabilities, quantization, shape=(1, seq_length))
     return with_text_metadata(content, spm_model_file, "ALBERT text classifier",
                                f"A fine-tuned ALBERT classifying one text of at most {seq_length} tokens.",
-                               CLASSIFIER_OUTPUT, "Probability of each label.", labels=label_names)
+                               [(CLASSIFIER_OUTPUT, "Probability of each label.")], labels=label_names)
 
 
 def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, quantization="dynamic_int8",
@@ -92,4 +96,4 @@ def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, qu
     content = litert_model(albert, embedding, quantization, shape=(1, seq_length))
     return with_text_metadata(content, spm_model_file, "ALBERT text embedder",
                                f"ALBERT's {pooling} output of one text of at most {seq_length} tokens.",
-                               EMBEDDER_OUTPUT, "The text's embedding.")
+                               [(EMBEDDER_OUTPUT, "The text's embedding.")])

@@ -28,6 +28,10 @@ MIN_PARSER_VERSION = "1.1.0"
 # The input tensor names MediaPipe's BERT preprocessor looks for, by role.
 TOKEN_INPUT_NAMES = {"input_word_ids": "ids", "input_mask": "mask", "input_type_ids": "segment_ids"}
 LABELS_FILE = "labels.txt"
+# What the inputs hold for one text (MediaPipe's BERT preprocessing).
+SINGLE_TEXT_INPUTS = {"ids": "Token ids of the text: [CLS] pieces [SEP], then 0s.",
+                      "mask": "1 for a token, 0 for padding.",
+                      "segment_ids": "0 for every token: one text."}
 
 # Enum values of the metadata schema.
 _TENSOR_AXIS_LABELS = 2  # AssociatedFileType
@@ -87,27 +91,27 @@ def _tensor(name, description, content_range=None, associated_files=None):
     return fields
 
 
-def metadata_flatbuffer(model_name, description, input_roles, spm_file_name, output_name, output_description,
-                        labels_file=None):
+def metadata_flatbuffer(model_name, description, input_roles, spm_file_name, outputs, labels_file=None,
+                        input_descriptions=SINGLE_TEXT_INPUTS):
     """The ModelMetadata flatbuffer (bytes) of a one-subgraph text model.
 
-    `input_roles`: the model's inputs in order, each one of `TOKEN_INPUT_NAMES`' values.
-    `labels_file`: the name of the label file of a classifier (its scores are then in [0, 1]), or
-    None for an embedder.
+    `input_roles`: the model's inputs in order, each one of `TOKEN_INPUT_NAMES`' values, described
+    by `input_descriptions` ({role: text}).
+    `outputs`: (name, description) of each output tensor, in the model's output order.
+    `labels_file`: the name of the label file of a one-output classifier (its scores are then in
+    [0, 1]), or None.
     """
-    descriptions = {"ids": "Token ids of the text: [CLS] pieces [SEP], then 0s.",
-                    "mask": "1 for a token, 0 for padding.",
-                    "segment_ids": "0 for every token: one text."}
-    inputs = [_tensor(role, descriptions[role]) for role in input_roles]
+    inputs = [_tensor(role, input_descriptions[role]) for role in input_roles]
     if labels_file is None:
-        output = _tensor(output_name, output_description)
+        output_tensors = [_tensor(name, text) for name, text in outputs]
     else:
+        (name, text), = outputs
         labels = _associated_file(labels_file, "One label name per line, in the order of the scores.",
                                   _TENSOR_AXIS_LABELS)
-        output = _tensor(output_name, output_description, content_range=(0, 1), associated_files=[labels])
+        output_tensors = [_tensor(name, text, content_range=(0, 1), associated_files=[labels])]
     tokenizer = {0: _Byte(_SENTENCEPIECE_TOKENIZER),  # ProcessUnit: options type, options
                  1: {0: [_associated_file(spm_file_name, "The SentencePiece model of the tokenizer.")]}}
-    subgraph = {2: inputs, 3: [output], 5: [tokenizer]}  # input/output tensor metadata, input process units
+    subgraph = {2: inputs, 3: output_tensors, 5: [tokenizer]}  # input/output tensor metadata, input process units
     model = {0: model_name, 1: description, 3: [subgraph], 7: MIN_PARSER_VERSION}
     builder = flatbuffers.Builder(1024)
     builder.Finish(_table(builder, model), file_identifier=METADATA_FILE_IDENTIFIER)
@@ -116,10 +120,27 @@ def metadata_flatbuffer(model_name, description, input_roles, spm_file_name, out
 
 def input_tensor_names(tflite_model):
     """The names of the first subgraph's input tensors of a `.tflite` (bytes), in order."""
+    return _tensor_names(tflite_model, "Inputs")
+
+
+def signature_output_names(tflite_model):
+    """The signature's name of each output of the first subgraph of a `.tflite` (bytes), in the
+    subgraph's order: the converter names the tensors themselves after the call, not the outputs."""
+    from tensorflow.lite.python import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
+
+    model = schema.Model.GetRootAs(tflite_model, 0)
+    subgraph, signature = model.Subgraphs(0), model.SignatureDefs(0)
+    names = {signature.Outputs(i).TensorIndex(): signature.Outputs(i).Name().decode()
+             for i in range(signature.OutputsLength())}
+    return [names[subgraph.Outputs(i)] for i in range(subgraph.OutputsLength())]
+
+
+def _tensor_names(tflite_model, which):
     from tensorflow.lite.python import schema_py_generated as schema  # pylint: disable=g-import-not-at-top
 
     subgraph = schema.Model.GetRootAs(tflite_model, 0).Subgraphs(0)
-    return [subgraph.Tensors(subgraph.Inputs(i)).Name().decode() for i in range(subgraph.InputsLength())]
+    index, count = getattr(subgraph, which), getattr(subgraph, f"{which}Length")()
+    return [subgraph.Tensors(index(i)).Name().decode() for i in range(count)]
 
 
 def input_roles(tflite_model):
