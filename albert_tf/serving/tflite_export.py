@@ -4,7 +4,9 @@ For a device (`export_tflite`): `classifier_float32.tflite` and `classifier_dyna
 the MediaPipe Tasks form (`mediapipe_export.mediapipe_classifier`): raw text in through the
 `TextClassifier` of MediaPipe (Android, iOS, web, Python) with the SentencePiece model and label
 names in the file's metadata, or token ids int32 [1, seq_length] through any LiteRT interpreter;
-`probabilities` [1, labels] out.
+`probabilities` [1, labels] out. A SQuAD v1.1 model's are `question_answerer_float32.tflite` and
+`question_answerer_dynamic_int8.tflite` (`task_library_export`), for the TFLite Task Library's
+`BertQuestionAnswerer`.
 
 For TF Serving's `--prefer_tflite_model` (`tflite_classifier`): the one signature `serving_default`
 takes `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq] (any seq up to
@@ -22,6 +24,7 @@ from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.serving.litert_conversion import litert_model
 from albert_tf.serving.mediapipe_export import DEFAULT_SEQ_LENGTH, mediapipe_classifier, mediapipe_embedder
+from albert_tf.serving.task_library_export import task_library_question_answerer
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
@@ -74,3 +77,11 @@ def export_tflite_embedder(albert, export_dir, spm_model_file, seq_length=DEFAUL
     models of `albert` (`mediapipe_embedder`); returns them. Existing files are refused."""
     return _write_new(tflite_paths(export_dir, quantizations, "embedder"), lambda i: mediapipe_embedder(
         albert, spm_model_file, seq_length, quantizations[i], pooling))
+
+
+def export_tflite_question_answerer(model, export_dir, spm_model_file, quantizations=TFLITE_QUANTIZATIONS):
+    """Writes `tflite_paths(export_dir, quantizations, "question_answerer")`, the Task Library
+    `BertQuestionAnswerer` models of `model` (`task_library_question_answerer`); returns them.
+    Existing files are refused."""
+    return _write_new(tflite_paths(export_dir, quantizations, "question_answerer"),
+                      lambda i: task_library_question_answerer(model, spm_model_file, quantizations[i]))

@@ -1,0 +1,137 @@
+"""The SQuAD `.tflite` files in the TFLite Task Library's `BertQuestionAnswerer` (tflite-support,
+in its own environment: bench/install_task_library.sh) against our model on the same tokens.
+
+Our side builds the inputs as the Task Library does (bench/task_library_reference.py) with our
+training tokenizer, runs the Keras model and applies the Task Library's top-5 rule: the answers'
+spans, texts and scores must match. The contexts are the bundled SQuAD dev paragraphs (one has
+"Hervé", which the tokenizer file must fold as training did; one is longer than 384 tokens), four joined and a
+question longer than 64 pieces."""
+
+import json
+import os
+import subprocess
+
+import keras
+import numpy as np
+import pytest
+
+from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.serving.tflite_export import export_tflite_question_answerer
+from albert_tf.text.tokenization import AlbertTokenizer
+from glue_test_data import REPO, load_bench_script
+from model_test_data import tiny
+from squad_test_data import SPM_MODEL, SQUAD_DEV
+
+VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
+# Float32 through the Task Library's runtime (XNNPACK) against TensorFlow: summation order only.
+FLOAT_TOLERANCE = 1e-4
+# Dynamic-range int8 (per-tensor dense weights) against float32 TensorFlow: largest score change
+# measured on these questions 0.051, on scores of 10 to 12.4; the budget is three times that.
+INT8_SCORE_BUDGET = 0.15
+# The length of the untrained head's weights (`aim_head_at_context`).
+HEAD_SCALE = 1.0
+
+reference = load_bench_script("task_library_reference")
+
+
+def squad_questions():
+    """(context, question) of the dev sample's first question per paragraph, a context longer
+    than 384 tokens and a question longer than 64 pieces."""
+    with open(SQUAD_DEV, encoding="utf-8") as handle:
+        paragraphs = [p for article in json.load(handle)["data"] for p in article["paragraphs"]]
+    items = [{"context": p["context"], "question": p["qas"][0]["question"]} for p in paragraphs]
+    long_context = "  ".join(p["context"] for p in paragraphs[:4])  # runs of spaces, too
+    items.append({"context": long_context, "question": "Who was the leader of the Franks?"})
+    items.append({"context": paragraphs[2]["context"],
+                  "question": " ".join(q["question"] for q in paragraphs[2]["qas"])})
+    return items
+
+
+def task_library(model_path, items, tmp_path):
+    """The Task Library's answers, from bench/task_library_qa.py in the Task Library's environment."""
+    if not os.path.exists(VENV_PYTHON):
+        subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
+    (tmp_path / "questions.json").write_text(json.dumps(items))
+    out = tmp_path / "answers.json"
+    subprocess.run([VENV_PYTHON, os.path.join(REPO, "bench", "task_library_qa.py"), str(model_path),
+                    str(tmp_path / "questions.json"), str(out)], check=True, capture_output=True)
+    return json.loads(out.read_text())["answers"]
+
+
+def ours(model, items):
+    """For each item, our model's answers by the Task Library's rule, a function scoring any span
+    (start + end logit) and its answer text, and whether the context was truncated."""
+    tokenizer = AlbertTokenizer(SPM_MODEL)
+    results = []
+    for item in items:
+        inputs, words, piece_words, cut = reference.task_library_inputs(
+            item["context"], item["question"], tokenizer.encode, tokenizer.cls_id, tokenizer.sep_id)
+        outputs = model({**inputs, "p_mask": np.zeros_like(inputs["input_mask"])}, training=False)
+        start_logits, end_logits = outputs["start_logits"].numpy()[0], outputs["end_logits"].numpy()[0]
+        answers = reference.task_library_answers(start_logits, end_logits, words, piece_words)
+        spans = {(a["start"], a["end"]): a for a in reference.task_library_answers(
+            start_logits, end_logits, words, piece_words, predicted_answers=None)}
+        results.append((answers, spans, cut))
+    return results
+
+
+def aim_head_at_context(model, items):
+    """Sets the untrained head's start and end weights to the direction from the other positions'
+    mean last-layer output to the context pieces' mean (over `items`), plus each its own random
+    part: the top-5 starts and ends then fall in the context, apart by more than int8's error."""
+    tokenizer = AlbertTokenizer(SPM_MODEL)
+    context, other = [], []
+    for item in items:
+        inputs, _, piece_words, _ = reference.task_library_inputs(
+            item["context"], item["question"], tokenizer.encode, tokenizer.cls_id, tokenizer.sep_id)
+        sequence = model.albert(inputs, training=False)["sequence_output"].numpy()[0]
+        in_context = np.isin(np.arange(len(sequence)), list(piece_words))
+        context.append(sequence[in_context])
+        other.append(sequence[~in_context])
+    direction = np.concatenate(context).mean(0) - np.concatenate(other).mean(0)
+    direction /= np.linalg.norm(direction)
+    noise = np.random.default_rng(0).normal(size=(2, direction.size))
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    model.qa_head.output_weights.assign((HEAD_SCALE * (direction + 0.5 * noise)).astype("float32"))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    keras.utils.set_random_seed(3)
+    model = AlbertQuestionAnswering(tiny())
+    model(model.example_inputs(), training=False)
+    aim_head_at_context(model, squad_questions())
+    export_dir = tmp_path_factory.mktemp("tflite")
+    paths = export_tflite_question_answerer(model, str(export_dir), SPM_MODEL)
+    return model, dict(zip(("float32", "dynamic_int8"), paths))
+
+
+@pytest.mark.parametrize("quantization, tolerance", [("float32", FLOAT_TOLERANCE),
+                                                      ("dynamic_int8", INT8_SCORE_BUDGET)])
+def test_task_library_answers_as_our_model_on_the_same_tokens(exported, quantization, tolerance, tmp_path):
+    model, paths = exported
+    items = squad_questions()
+    expected = ours(model, items)
+    got = task_library(paths[quantization], items, tmp_path)
+    assert [cut for _, _, cut in expected] == [False] * 5 + [True, True, False]  # the 279-word paragraph, four joined
+    assert sum(len(answers) for answers, _, _ in expected) >= 3 * len(items)  # spans to compare, not empty lists
+    for item, (want, spans, _), have in zip(items, expected, got):
+        assert len(have) == len(want), item["question"]
+        for answer in have:  # a context span of ours, its words, its score
+            ours_there = spans[(answer["start"], answer["end"])]
+            assert answer["text"] == ours_there["text"]
+            assert abs(answer["logit"] - ours_there["logit"]) <= tolerance
+        np.testing.assert_allclose([a["logit"] for a in have], [a["logit"] for a in want], atol=tolerance)
+        if quantization == "float32":  # int8 may swap two answers whose scores are closer than its error
+            assert [(a["start"], a["end"]) for a in have] == [(a["start"], a["end"]) for a in want], item["question"]
+
+
+def test_long_question_keeps_64_pieces_and_context_follows():
+    tokenizer = AlbertTokenizer(SPM_MODEL)
+    item = squad_questions()[-1]
+    inputs, _, piece_words, _ = reference.task_library_inputs(item["context"], item["question"], tokenizer.encode,
+                                                              tokenizer.cls_id, tokenizer.sep_id)
+    assert len(tokenizer.encode(item["question"])) > reference.MAX_QUERY_LENGTH
+    type_ids = inputs["input_type_ids"][0]
+    assert min(piece_words) == reference.MAX_QUERY_LENGTH + 2 == int(np.argmax(type_ids))
+    assert inputs["input_word_ids"][0][reference.MAX_QUERY_LENGTH + 1] == tokenizer.sep_id
