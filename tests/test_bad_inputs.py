@@ -1158,6 +1158,28 @@ def test_a_model_mediapipe_cannot_serve_is_refused_before_any_work(tmp_path, arg
     assert_inputs_kept_and_nothing_left(tmp_path, before)
 
 
+@pytest.mark.parametrize("flags, words", [
+    (["--do_lower_case=false"], ["--export_tflite", "lowercases", "--do_lower_case=false"]),
+    (["--albert_config_file={short_config}"], ["--export_tflite", "reads 384 tokens", "max_position_embeddings 256"]),
+    (["--spm_model_file={tmp}/missing.model"], ["--spm_model_file", "does not exist"]),
+    (["--version_2_with_negative"], ["--export_tflite", "SQuAD 2.0 head", "--version_2_with_negative"]),
+], ids=["cased", "fewer-positions-than-384", "missing-spm", "squad-2.0-head"])
+def test_a_squad_model_the_task_library_cannot_serve_is_refused_before_any_work(tmp_path, flags, words):
+    """--export_tflite (the Task Library's BertQuestionAnswerer): refused before training, nothing written."""
+    config = json.loads(open(os.path.join(REPO, "configs", "albert_tiny.json"), encoding="utf-8").read())
+    (tmp_path / "short.json").write_text(json.dumps(dict(config, max_position_embeddings=256)))
+    squad_train = os.path.join(REPO, "data", "squad", "train-v2.0-sample.json")
+    before = file_hashes(tmp_path)
+    code, stderr = run_script("run_squad.py", "--do_train", f"--train_file={squad_train}",
+                              f"--predict_file={squad_train}", f"--output_dir={tmp_path / 'out'}",
+                              "--max_seq_length=128", "--max_query_length=32",  # training windows need not be 384
+                              f"--albert_config_file={os.path.join(REPO, 'configs', 'albert_tiny.json')}",
+                              *[flag.format(tmp=tmp_path, short_config=tmp_path / "short.json") for flag in flags],
+                              f"--export_tflite={tmp_path / 'tflite'}")
+    assert_one_line_error(code, stderr, *words)
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
 def _sigterm_after(command, line_words, cwd):
     """Runs `command`, sends SIGTERM once a stderr line holds all of `line_words`; returns (code, stderr)."""
     import signal

@@ -7,12 +7,15 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_cli.cli import UsageError, flag_text, require
+from albert_cli.cli import UsageError, flag_text, require, require_output_dir
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
+from albert_tf.serving.task_library_export import check_question_answerer
+from albert_tf.serving.tflite_export import (QUESTION_ANSWERER_STEM, export_tflite_question_answerer, refuse_existing,
+                                            tflite_paths)
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
 from albert_tf.squad.prediction import answer_and_score, raw_results
@@ -67,8 +70,8 @@ class SquadTask(FineTuningTask):
 
     def check_flags(self):
         flags = self.flags
-        require(flags.do_train or flags.do_predict or flags.export_dir,
-                "nothing to do: give at least one of --do_train, --do_predict, --export_dir")
+        require(flags.do_train or flags.do_predict or self.exports(),
+                "nothing to do: give at least one of --do_train, --do_predict, --export_dir, --export_tflite")
         require(not flags.do_train or flags.train_file, "--do_train needs --train_file")
         require(flags.predict_file, "--predict_file is needed (training evaluates on it to keep the best checkpoint)")
         for name in ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
@@ -88,6 +91,26 @@ class SquadTask(FineTuningTask):
         refuse_overwriting_inputs([("--output_dir", os.path.join(flags.output_dir, name)) for name in PREDICTION_FILES],
                                   [(f"--{name}", flags[name].value) for name in ("train_file", "predict_file")
                                    if flags[name].value])
+        if flags.export_tflite is not None:
+            self.check_task_library_flags()
+
+    def check_task_library_flags(self):
+        """--export_tflite writes the Task Library's form: lowercased text, the v1.1 head."""
+        flags = self.flags
+        require_output_dir("export_tflite", flags.export_tflite, create=False)
+        try:
+            refuse_existing(tflite_paths(flags.export_tflite, stem=QUESTION_ANSWERER_STEM))
+        except ValueError as error:
+            raise UsageError(f"--export_tflite: {error}") from None
+        require(flags.do_lower_case, "--export_tflite: the Task Library lowercases question and context, and a "
+                "--do_lower_case=false model would read other tokens than it was trained on")
+
+    def check_config(self, config):
+        if self.flags.export_tflite is not None:
+            try:
+                check_question_answerer(self.flags.version_2_with_negative, config)
+            except ValueError as error:
+                raise UsageError(f"--export_tflite: {error}") from None
 
     def head(self, backbone):
         model = AlbertQuestionAnswering(backbone=backbone, version_2_with_negative=self.flags.version_2_with_negative,
@@ -149,7 +172,18 @@ class SquadTask(FineTuningTask):
         raise UsageError("--export_dir of a SQuAD 2.0 model needs --null_score_diff_threshold, or --do_predict on a "
                          "--predict_file with answers, or a fine-tuned --output_dir")
 
+    def exports(self):
+        return bool(self.flags.export_dir or self.flags.export_tflite)
+
     def export(self, model, predicted_metrics):
+        flags = self.flags
+        if flags.export_dir:
+            self.export_saved_model(model, predicted_metrics)
+        if flags.export_tflite:
+            paths = export_tflite_question_answerer(model, flags.export_tflite, flags.spm_model_file)
+            print(f"wrote the LiteRT models {', '.join(paths)}")
+
+    def export_saved_model(self, model, predicted_metrics):
         flags = self.flags
         path = export_squad(model, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
                             max_seq_length=flags.max_seq_length, doc_stride=flags.doc_stride,

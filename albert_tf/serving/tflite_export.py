@@ -28,6 +28,7 @@ from albert_tf.serving.task_library_export import task_library_question_answerer
 
 # The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
 SERVING_TFLITE_FILE = "model.tflite"
+QUESTION_ANSWERER_STEM = "question_answerer"
 
 
 def tflite_classifier(classifier, quantization="dynamic_int8"):
@@ -80,8 +81,8 @@ def export_tflite_embedder(albert, export_dir, spm_model_file, seq_length=DEFAUL
 
 
 def export_tflite_question_answerer(model, export_dir, spm_model_file, quantizations=TFLITE_QUANTIZATIONS):
-    """Writes `tflite_paths(export_dir, quantizations, "question_answerer")`, the Task Library
+    """Writes `tflite_paths(export_dir, quantizations, QUESTION_ANSWERER_STEM)`, the Task Library
     `BertQuestionAnswerer` models of `model` (`task_library_question_answerer`); returns them.
     Existing files are refused."""
-    return _write_new(tflite_paths(export_dir, quantizations, "question_answerer"),
+    return _write_new(tflite_paths(export_dir, quantizations, QUESTION_ANSWERER_STEM),
                       lambda i: task_library_question_answerer(model, spm_model_file, quantizations[i]))
