@@ -1,0 +1,134 @@
+"""The TFLite Task Library's `BertQuestionAnswerer` on our `run_squad.py --export_tflite` files
+against `run_squad.py`'s own predictions, on a SQuAD 2.0 dev file's raw text.
+
+For float32 and dynamic-range int8: on answerable questions whose context fits one 384-token
+window, how often the Task Library's best answer equals run_squad's (both after the official
+answer normalization); exact match / F1 against gold on the answerable questions for both; how
+many unanswerable questions the Task Library answers (it has no null answer); how many contexts
+it truncates; file sizes; wall time per `answer` call (one question at a time, in the Task
+Library's own process). Every disagreement is listed with both answers.
+
+    python run_squad.py --do_train --do_predict --train_file=train-v1.json --predict_file=dev-v1.json \\
+        --output_dir=/tmp/squad1 --export_tflite=/tmp/squad1/tflite ...
+    bash bench/install_task_library.sh
+    python bench/task_library_squad.py --squad_file=data/squad/dev-v2.0-sample.json \\
+        --predictions=/tmp/squad1/predictions.json --tflite_dir=/tmp/squad1/tflite \\
+        --json=bench/results/task_library_squad.json
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from albert_tf.squad.evaluation import compute_exact, compute_f1, normalize_answer  # noqa: E402
+from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
+from bench._common import cpu_model, load_average  # noqa: E402
+from bench.task_library_reference import task_library_inputs  # noqa: E402
+
+SPM_MODEL = os.path.join(REPO, "data", "albert_spm", "30k-clean.model")
+QUANTIZATIONS = ("float32", "dynamic_int8")
+VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
+
+
+def read_questions(squad_file):
+    """[{id, context, question, answers (gold texts), is_impossible}] of a SQuAD file."""
+    with open(squad_file, encoding="utf-8") as handle:
+        data = json.load(handle)["data"]
+    return [{"id": qa["id"], "context": paragraph["context"], "question": qa["question"],
+             "answers": [answer["text"] for answer in qa.get("answers", [])],
+             "is_impossible": bool(qa.get("is_impossible"))}
+            for article in data for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+
+
+def task_library(model_path, questions, workdir):
+    """bench/task_library_qa.py's output for `questions` in the Task Library's environment."""
+    questions_path = os.path.join(workdir, "questions.json")
+    answers_path = os.path.join(workdir, "answers.json")
+    with open(questions_path, "w", encoding="utf-8") as handle:
+        json.dump([{"context": q["context"], "question": q["question"]} for q in questions], handle)
+    subprocess.run([VENV_PYTHON, os.path.join(REPO, "bench", "task_library_qa.py"), model_path, questions_path,
+                    answers_path], check=True, capture_output=True)
+    with open(answers_path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def difference_kind(task_library_text, run_squad_text):
+    """"whole_words": the Task Library's answer is the space-separated words around run_squad's
+    (which may start or end inside a word); "other_span": another span ranked first."""
+    if task_library_text and run_squad_text in task_library_text and " " not in (
+            task_library_text.replace(run_squad_text, " ", 1).strip()):
+        return "whole_words"
+    return "other_span"
+
+
+def compare(questions, truncated, best_texts, predictions):
+    """The agreement and gold metrics of the Task Library's best answers against run_squad's."""
+    answerable = [i for i, q in enumerate(questions) if not q["is_impossible"]]
+    one_window = [i for i in answerable if not truncated[i]]
+    disagreements = [{"id": questions[i]["id"], "question": questions[i]["question"],
+                      "task_library": best_texts[i], "run_squad": predictions[questions[i]["id"]],
+                      "kind": difference_kind(best_texts[i], predictions[questions[i]["id"]]),
+                      "gold": questions[i]["answers"]}
+                     for i in one_window
+                     if normalize_answer(best_texts[i]) != normalize_answer(predictions[questions[i]["id"]])]
+
+    def gold_metrics(texts):
+        return {"exact_match": 100 * statistics.mean(max(compute_exact(g, texts[i]) for g in questions[i]["answers"])
+                                                     for i in answerable),
+                "f1": 100 * statistics.mean(max(compute_f1(g, texts[i]) for g in questions[i]["answers"])
+                                            for i in answerable)}
+
+    return {"answerable_one_window": len(one_window), "same_best_answer": len(one_window) - len(disagreements),
+            "task_library_gold": gold_metrics(best_texts),
+            "run_squad_gold": gold_metrics({i: predictions[questions[i]["id"]] for i in answerable}),
+            "unanswerable_given_a_span": sum(1 for i, q in enumerate(questions)
+                                             if q["is_impossible"] and best_texts[i]),
+            "disagreements": disagreements}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--squad_file", default=os.path.join(REPO, "data", "squad", "dev-v2.0-sample.json"))
+    parser.add_argument("--predictions", required=True, help="run_squad.py's predictions.json on its answerable "
+                        "questions")
+    parser.add_argument("--tflite_dir", required=True, help="run_squad.py --export_tflite's directory")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+
+    questions = read_questions(args.squad_file)
+    with open(args.predictions, encoding="utf-8") as handle:
+        predictions = json.load(handle)
+    tokenizer = AlbertTokenizer(SPM_MODEL)
+    truncated = [task_library_inputs(q["context"], q["question"], tokenizer.encode, tokenizer.cls_id,
+                                     tokenizer.sep_id)[3] for q in questions]
+    contexts = {q["context"]: cut for q, cut in zip(questions, truncated)}
+    result = {"processor": cpu_model(), "load_average_before": load_average(), "squad_file": args.squad_file,
+              "questions": len(questions), "answerable": sum(not q["is_impossible"] for q in questions),
+              "contexts": len(contexts), "contexts_truncated": sum(contexts.values()), "forms": {}}
+    for quantization in QUANTIZATIONS:
+        path = os.path.join(args.tflite_dir, f"question_answerer_{quantization}.tflite")
+        with tempfile.TemporaryDirectory() as workdir:
+            output = task_library(path, questions, workdir)
+        best_texts = [answers[0]["text"] if answers else "" for answers in output["answers"]]
+        seconds = output["seconds"][1:]  # the first call warms up
+        result["forms"][quantization] = dict(
+            compare(questions, truncated, best_texts, predictions), file_bytes=os.path.getsize(path),
+            median_ms_per_question=1000 * statistics.median(seconds), mean_ms_per_question=1000 * statistics.mean(seconds))
+    result["load_average_after"] = load_average()
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    print(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
