@@ -19,6 +19,7 @@ quiet_tensorflow()
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
+from albert_cli.tflite_output import check_tflite_output
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
@@ -49,23 +50,15 @@ def main(argv):
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
     check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version, ("encoder", "preprocessing"))
     if FLAGS.export_tflite is not None:
-        require(FLAGS.do_lower_case, "--export_tflite: MediaPipe lowercases every text, and a "
-                "--do_lower_case=false model would read other tokens than it was trained on")
-        require_output_dir("export_tflite", FLAGS.export_tflite, create=False)
+        check_tflite_output(FLAGS.export_tflite, "embedder", FLAGS.do_lower_case, "MediaPipe")
     # TensorFlow loads only past --help and the flag checks.
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
-    from albert_tf.serving.tflite_export import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = inspected_init_checkpoint(FLAGS)
     config = model_config(FLAGS, init_checkpoint)
-    if FLAGS.export_tflite is not None:
-        try:
-            refuse_existing(tflite_paths(FLAGS.export_tflite, stem="embedder"))
-        except ValueError as error:
-            raise UsageError(f"--export_tflite: {error}") from None
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
     except ValueError as error:

@@ -6,9 +6,10 @@ import os
 
 from absl import logging
 
-from albert_cli.cli import UsageError, require, require_output_dir
+from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
+from albert_cli.tflite_output import check_tflite_output
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
@@ -19,7 +20,7 @@ from albert_tf.io_utils import write_json
 from albert_tf.models import AlbertClassifier
 from albert_tf.serving.classifier_export import export_classifier
 from albert_tf.serving.mediapipe_export import check_seq_length, check_single_text_task
-from albert_tf.serving.tflite_export import export_tflite, refuse_existing, tflite_paths
+from albert_tf.serving.tflite_export import export_tflite
 
 
 class SplitData:
@@ -54,17 +55,11 @@ class GlueTask(FineTuningTask):
         """--export_tflite writes MediaPipe's form: one lowercased text in, class probabilities out."""
         if self.flags.export_tflite is None:
             return
-        require_output_dir("export_tflite", self.flags.export_tflite, create=False)
-        try:
-            refuse_existing(tflite_paths(self.flags.export_tflite))
-        except ValueError as error:
-            raise UsageError(f"--export_tflite: {error}") from None
         try:
             check_single_text_task(self.glue_task)
         except ValueError as error:
             raise UsageError(f"--export_tflite: {error}; its SavedModel (--export_dir) serves it") from None
-        require(self.flags.do_lower_case, "--export_tflite: MediaPipe lowercases every text, and a "
-                "--do_lower_case=false model would read other tokens than it was trained on")
+        check_tflite_output(self.flags.export_tflite, "classifier", self.flags.do_lower_case, "MediaPipe")
 
     def check_config(self, config):
         if self.flags.export_tflite is not None:

@@ -7,15 +7,15 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_cli.cli import UsageError, flag_text, require, require_output_dir
+from albert_cli.cli import UsageError, flag_text, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
+from albert_cli.tflite_output import check_tflite_output
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
 from albert_tf.serving.task_library_export import check_question_answerer
-from albert_tf.serving.tflite_export import (QUESTION_ANSWERER_STEM, export_tflite_question_answerer, refuse_existing,
-                                            tflite_paths)
+from albert_tf.serving.tflite_export import QUESTION_ANSWERER_STEM, export_tflite_question_answerer
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
 from albert_tf.squad.prediction import answer_and_score, raw_results
@@ -92,18 +92,7 @@ class SquadTask(FineTuningTask):
                                   [(f"--{name}", flags[name].value) for name in ("train_file", "predict_file")
                                    if flags[name].value])
         if flags.export_tflite is not None:
-            self.check_task_library_flags()
-
-    def check_task_library_flags(self):
-        """--export_tflite writes the Task Library's form: lowercased text, the v1.1 head."""
-        flags = self.flags
-        require_output_dir("export_tflite", flags.export_tflite, create=False)
-        try:
-            refuse_existing(tflite_paths(flags.export_tflite, stem=QUESTION_ANSWERER_STEM))
-        except ValueError as error:
-            raise UsageError(f"--export_tflite: {error}") from None
-        require(flags.do_lower_case, "--export_tflite: the Task Library lowercases question and context, and a "
-                "--do_lower_case=false model would read other tokens than it was trained on")
+            check_tflite_output(flags.export_tflite, QUESTION_ANSWERER_STEM, flags.do_lower_case, "the Task Library")
 
     def check_config(self, config):
         if self.flags.export_tflite is not None:
