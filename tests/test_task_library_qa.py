@@ -4,8 +4,9 @@ in its own environment: bench/install_task_library.sh) against our model on the 
 Our side builds the inputs as the Task Library does (bench/task_library_reference.py) with our
 training tokenizer, runs the Keras model and applies the Task Library's top-5 rule: the answers'
 spans, texts and scores must match. The contexts are the bundled SQuAD dev paragraphs (one has
-"Hervé", which the tokenizer file must fold as training did; one is longer than 384 tokens), four joined and a
-question longer than 64 pieces."""
+"Hervé", which the tokenizer file must fold as training did; one is longer than 384 tokens), four
+of them joined, and a question longer than 64 pieces. And `run_squad.py --export_tflite` end to end: the two files, answers
+from both, and a second run refused without touching them."""
 
 import json
 import os
@@ -20,7 +21,8 @@ from albert_tf.serving.tflite_export import export_tflite_question_answerer
 from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import REPO, load_bench_script
 from model_test_data import tiny
-from squad_test_data import SPM_MODEL, SQUAD_DEV
+import script_process
+from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, answerable_subset
 
 VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
 # Float32 through the Task Library's runtime (XNNPACK) against TensorFlow: summation order only.
@@ -135,3 +137,28 @@ def test_long_question_keeps_64_pieces_and_context_follows():
     type_ids = inputs["input_type_ids"][0]
     assert min(piece_words) == reference.MAX_QUERY_LENGTH + 2 == int(np.argmax(type_ids))
     assert inputs["input_word_ids"][0][reference.MAX_QUERY_LENGTH + 1] == tokenizer.sep_id
+
+
+def test_run_squad_export_tflite_writes_what_the_task_library_answers_with_and_never_replaces_it(tmp_path):
+    train_file = answerable_subset(SQUAD_TRAIN, tmp_path / "train-v1.1.json")
+    tflite_dir = tmp_path / "tflite"
+    run = ["run_squad.py", "--max_seq_length=384", "--train_batch_size=4",  # the Task Library reads 384 tokens
+           "--learning_rate=1e-3",
+           f"--predict_file={train_file}", f"--output_dir={tmp_path / 'out'}", f"--export_tflite={tflite_dir}"]
+    result = script_process.run_python([*run, "--do_train", f"--train_file={train_file}", "--num_train_epochs=3",
+                                        "--save_checkpoints_steps=4"], cwd=REPO,
+                                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    files = {name: (tflite_dir / name).read_bytes() for name in os.listdir(tflite_dir)}
+    assert sorted(files) == ["question_answerer_dynamic_int8.tflite", "question_answerer_float32.tflite"]
+    items = squad_questions()[:5]
+    for name in files:
+        got = task_library(tflite_dir / name, items, tmp_path)
+        assert sum(map(len, got)) >= len(items)  # a model barely trained: some lists are empty
+        for item, answers in zip(items, got):
+            words = " ".join(word for word in item["context"].split(" ") if word)
+            assert len(answers) <= 5 and all(answer["text"] in words for answer in answers)
+            assert [a["logit"] for a in answers] == sorted((a["logit"] for a in answers), reverse=True)
+    again = script_process.run_python(run, cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert again.returncode == 2 and "--export_tflite" in again.stderr and "never replaced" in again.stderr
+    assert files == {name: (tflite_dir / name).read_bytes() for name in os.listdir(tflite_dir)}
