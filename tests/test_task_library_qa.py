@@ -8,6 +8,7 @@ spans, texts and scores must match. The contexts are the bundled SQuAD dev parag
 of them joined, and a question longer than 64 pieces. And `run_squad.py --export_tflite` end to end: the two files, answers
 from both, and a second run refused without touching them."""
 
+import fcntl
 import json
 import os
 import subprocess
@@ -51,8 +52,10 @@ def squad_questions():
 
 def task_library(model_path, items, tmp_path):
     """The Task Library's answers, from bench/task_library_qa.py in the Task Library's environment."""
-    if not os.path.exists(VENV_PYTHON):
-        subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
+    with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among test workers
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(VENV_PYTHON):
+            subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
     (tmp_path / "questions.json").write_text(json.dumps(items))
     out = tmp_path / "answers.json"
     subprocess.run([VENV_PYTHON, os.path.join(REPO, "bench", "task_library_qa.py"), str(model_path),
@@ -162,3 +165,21 @@ def test_run_squad_export_tflite_writes_what_the_task_library_answers_with_and_n
     again = script_process.run_python(run, cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert again.returncode == 2 and "--export_tflite" in again.stderr and "never replaced" in again.stderr
     assert files == {name: (tflite_dir / name).read_bytes() for name in os.listdir(tflite_dir)}
+
+
+def test_the_bench_counts_agreement_on_one_window_questions_and_names_each_difference():
+    bench = load_bench_script("task_library_squad")
+    assert bench.difference_kind("Trebizond", "Treb") == "whole_words"
+    assert bench.difference_kind("1038.", "10") == "whole_words"
+    assert bench.difference_kind("far", "1074, 8,000 of the") == "other_span"
+    assert bench.difference_kind("the far east", "far") == "other_span"  # more words than run_squad's
+    questions = [{"id": str(i), "question": "q", "answers": ["The Normans"], "is_impossible": impossible}
+                 for i, impossible in enumerate([False, False, False, True])]
+    result = bench.compare(questions, truncated=[False, False, True, False],
+                           best_texts=["the Normans", "Treb", "Normans", "a span"],
+                           predictions={"0": "Normans", "1": "Trebizond", "2": "x"})
+    assert (result["answerable_one_window"], result["same_best_answer"]) == (2, 1)
+    assert [d["id"] for d in result["disagreements"]] == ["1"]
+    assert result["task_library_gold"]["exact_match"] == pytest.approx(100 * 2 / 3)
+    assert result["run_squad_gold"]["exact_match"] == pytest.approx(100 * 1 / 3)
+    assert result["unanswerable_given_a_span"] == 1
