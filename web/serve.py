@@ -18,6 +18,7 @@ import threading
 
 WEB_DIR = os.path.dirname(os.path.abspath(__file__))
 MODEL_URL_PATH = "/model.tflite"
+TFLITE_IDENTIFIER = b"TFL3"  # a LiteRT flatbuffer's file identifier, bytes 4-8
 MIME_TYPES = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript",
               ".tflite": "application/octet-stream", ".html": "text/html", ".css": "text/css",
               ".json": "application/json"}
@@ -51,8 +52,15 @@ def check_page_ready(model_path, port=0):
     """Raises ValueError naming what is wrong: the model file, the port, or the page's npm packages."""
     if not 0 <= port <= 65535:
         raise ValueError(f"--port must be from 0 to 65535, got {port}")
+    if os.path.isdir(model_path):
+        raise ValueError(f"model {model_path}: a directory, not a file (a classifier .tflite with MediaPipe metadata)")
     if not os.path.isfile(model_path):
         raise ValueError(f"model {model_path}: no such file (a classifier .tflite with MediaPipe metadata)")
+    with open(model_path, "rb") as model_file:
+        identifier = model_file.read(8)[4:]
+    if identifier != TFLITE_IDENTIFIER:
+        raise ValueError(f"model {model_path}: not a LiteRT model (no {TFLITE_IDENTIFIER.decode()} identifier "
+                         "at byte 4; export one with run_classifier.py --export_tflite)")
     if not os.path.isdir(os.path.join(WEB_DIR, "node_modules", "@mediapipe", "tasks-text")):
         raise ValueError(f"{os.path.join(WEB_DIR, 'node_modules')}: @mediapipe/tasks-text is not installed; "
                          "run `bash web/install_browser.sh` (or `npm ci` in web/)")
