@@ -110,7 +110,7 @@ def main():
     truncated = [task_library_inputs(q["context"], q["question"], tokenizer.encode, tokenizer.cls_id,
                                      tokenizer.sep_id)[3] for q in questions]
     contexts = {q["context"]: cut for q, cut in zip(questions, truncated)}
-    result = {"processor": cpu_model(), "load_average_before": load_average(), "squad_file": args.squad_file,
+    result = {"processor": cpu_model(), "load_average_before": load_average(), "squad_file": os.path.relpath(args.squad_file, REPO),
               "questions": len(questions), "answerable": sum(not q["is_impossible"] for q in questions),
               "contexts": len(contexts), "contexts_truncated": sum(contexts.values()), "forms": {}}
     for quantization in QUANTIZATIONS:
