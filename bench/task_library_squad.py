@@ -48,6 +48,12 @@ def read_questions(squad_file):
             for article in data for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
 
 
+def _shown_path(path):
+    """`path` relative to the checkout when inside it, else its file name: records name no machine's paths."""
+    relative = os.path.relpath(os.path.abspath(path), REPO)
+    return os.path.basename(path) if relative.startswith(os.pardir) else relative
+
+
 def task_library(model_path, questions, workdir):
     """bench/task_library_qa.py's output for `questions` in the Task Library's environment."""
     questions_path = os.path.join(workdir, "questions.json")
@@ -61,10 +67,11 @@ def task_library(model_path, questions, workdir):
 
 
 def difference_kind(task_library_text, run_squad_text):
-    """"whole_words": the Task Library's answer is the space-separated words around run_squad's
-    (which may start or end inside a word); "other_span": another span ranked first."""
-    if task_library_text and run_squad_text in task_library_text and " " not in (
-            task_library_text.replace(run_squad_text, " ", 1).strip()):
+    """"whole_words": the Task Library's answer is run_squad's widened to the space-separated words
+    around it (run_squad's may start or end inside a word); "other_span": another span ranked first."""
+    start = task_library_text.find(run_squad_text) if run_squad_text else -1
+    widened_by = task_library_text[:start] + task_library_text[start + len(run_squad_text):]
+    if start >= 0 and not any(character.isspace() for character in widened_by):
         return "whole_words"
     return "other_span"
 
@@ -102,6 +109,8 @@ def main():
     parser.add_argument("--tflite_dir", required=True, help="run_squad.py --export_tflite's directory")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
+    if not os.path.exists(VENV_PYTHON):
+        parser.error(f"{VENV_PYTHON}: the Task Library's environment is missing; run `bash bench/install_task_library.sh`")
 
     questions = read_questions(args.squad_file)
     with open(args.predictions, encoding="utf-8") as handle:
@@ -110,7 +119,7 @@ def main():
     truncated = [task_library_inputs(q["context"], q["question"], tokenizer.encode, tokenizer.cls_id,
                                      tokenizer.sep_id)[3] for q in questions]
     contexts = {q["context"]: cut for q, cut in zip(questions, truncated)}
-    result = {"processor": cpu_model(), "load_average_before": load_average(), "squad_file": os.path.relpath(args.squad_file, REPO),
+    result = {"processor": cpu_model(), "load_average_before": load_average(), "squad_file": _shown_path(args.squad_file),
               "questions": len(questions), "answerable": sum(not q["is_impossible"] for q in questions),
               "contexts": len(contexts), "contexts_truncated": sum(contexts.values()), "forms": {}}
     for quantization in QUANTIZATIONS:

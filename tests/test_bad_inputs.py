@@ -1128,6 +1128,10 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
     with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
         tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
     assert_inputs_kept_and_nothing_left(tmp_path, before)
+    (tmp_path / "classifier_float32.tflite").write_bytes(b"in use too")
+    with pytest.raises(ValueError, match="classifier_float32.tflite, .*classifier_dynamic_int8.tflite exist; remove them"):
+        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
+    os.remove(tmp_path / "classifier_float32.tflite")
     os.remove(tmp_path / "classifier_dynamic_int8.tflite")
     with pytest.raises(Exception, match="File too large"), file_size_limit(100_000):
         tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("dynamic_int8", "float32"))

@@ -171,6 +171,9 @@ def test_the_bench_counts_agreement_on_one_window_questions_and_names_each_diffe
     bench = load_bench_script("task_library_squad")
     assert bench.difference_kind("Trebizond", "Treb") == "whole_words"
     assert bench.difference_kind("1038.", "10") == "whole_words"
+    assert bench.difference_kind("Reconquista", "quist") == "whole_words"  # widened on both sides
+    assert bench.difference_kind("customaries in Latin: ancien coutumier", "aries in Latin: ancien coutu") == "whole_words"
+    assert bench.difference_kind("Reconquista", "") == "other_span"
     assert bench.difference_kind("far", "1074, 8,000 of the") == "other_span"
     assert bench.difference_kind("the far east", "far") == "other_span"  # more words than run_squad's
     questions = [{"id": str(i), "question": "q", "answers": ["The Normans"], "is_impossible": impossible}

@@ -47,7 +47,8 @@ def refuse_existing(paths):
     """Raises ValueError naming the files of `paths` that exist: a model in use is never replaced."""
     existing = [path for path in paths if tf.io.gfile.exists(path)]
     if existing:
-        raise ValueError(f"{', '.join(existing)} exists; remove it or give another directory (a model in use "
+        verb, pronoun = ("exists", "it") if len(existing) == 1 else ("exist", "them")
+        raise ValueError(f"{', '.join(existing)} {verb}; remove {pronoun} or give another directory (a model in use "
                          "is never replaced)")
 
 
