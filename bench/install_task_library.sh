@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 venv=.venv-tflite-support
 requirements=bench/task_library_requirements.txt
 
-if ! ldconfig -p | grep -q 'libusb-1\.0\.so\.0'; then
+# ldconfig lives in /sbin, which a user's PATH may not hold.
+ldconfig=$(PATH="$PATH:/usr/sbin:/sbin" command -v ldconfig)
+if ! "$ldconfig" -p | grep 'libusb-1\.0\.so\.0' >/dev/null; then  # not -q: ldconfig must not die of SIGPIPE under pipefail
   as_root=()
   [ "$(id -u)" -eq 0 ] || as_root=(sudo)
   "${as_root[@]}" apt-get update -qq
