@@ -5,7 +5,7 @@ ValueError or FileNotFoundError, with a message that names the flag (the library
 `albert_tf.error_text.NamesSettings`, worded here as the flag), file or field and what was
 expected, and `run_main` turns it into one line on stderr and exit status 2 (no traceback).
 SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way out), one line and
-exit status 143. Library modules never import this one.
+exit status 143; so does Ctrl-C (KeyboardInterrupt), exit status 130. Library modules never import this one.
 """
 
 import errno
@@ -23,6 +23,7 @@ from albert_tf.sigterm import on_sigterm
 
 # Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
 TERMINATED_EXIT_CODE = 143
+INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT
 
 
 def prefer_onednn():
@@ -78,6 +79,8 @@ def run_main(main, argv=None, help_module=None):
             return main(args)
         except Terminated:
             exit_terminated()
+        except KeyboardInterrupt:
+            exit_interrupted()
         except (UsageError, ValueError, FileNotFoundError) as error:
             # The library's bad-input errors name the setting (by its flag) and what was expected.
             exit_with_usage_error(error)
@@ -95,13 +98,24 @@ def run_main(main, argv=None, help_module=None):
         exit_with_usage_error(error)
     except Terminated:
         exit_terminated()
+    except KeyboardInterrupt:
+        exit_interrupted()
 
 
 def exit_terminated():
     """One line for a SIGTERM stop, exit status 143."""
-    sys.stderr.write("stopped by SIGTERM; no partial output was kept; run the same command again\n")
+    _exit_stopped("SIGTERM", TERMINATED_EXIT_CODE)
+
+
+def exit_interrupted():
+    """One line for Ctrl-C (SIGINT, which Python raises as KeyboardInterrupt), exit status 130."""
+    _exit_stopped("Ctrl-C (SIGINT)", INTERRUPTED_EXIT_CODE)
+
+
+def _exit_stopped(cause, code):
+    sys.stderr.write(f"stopped by {cause}; no partial output was kept; run the same command again\n")
     sys.stderr.flush()
-    sys.exit(TERMINATED_EXIT_CODE)
+    sys.exit(code)
 
 
 _DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
@@ -174,6 +188,9 @@ def require_output_dir(flag, path, create=True):
     require(path and path.strip(), f"--{flag} is empty; give a directory")
     if "://" in path:
         return
+    if os.path.islink(path) and not os.path.exists(path):
+        raise UsageError(f"--{flag}: {path} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
+                         "give a directory")
     require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
     probe_dir = os.path.abspath(path)
     try:

@@ -19,7 +19,7 @@ quiet_tensorflow()
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_version, request_bounds
 from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
-from albert_cli.tflite_output import check_tflite_output
+from albert_cli.tflite_output import check_tflite_output, export_all
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
@@ -55,6 +55,7 @@ def main(argv):
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.tflite_export import export_tflite_embedder  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = inspected_init_checkpoint(FLAGS)
@@ -70,17 +71,12 @@ def main(argv):
             f"--seq_length must be at most {config.max_position_embeddings}, got {FLAGS.seq_length}")
     encoder = AlbertModel(config)
     load_init_checkpoint(encoder, init_checkpoint)
-    paths = export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
-                           do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
-                           version=FLAGS.export_version, kernels=FLAGS.export_kernels,
-                           **request_bounds.request_bounds())
-    print("exported {} and {}".format(*paths))
-    if FLAGS.export_tflite is not None:
-        from albert_tf.serving.tflite_export import export_tflite_embedder  # pylint: disable=g-import-not-at-top
-
-        tflite = export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
-                                        pooling=FLAGS.tflite_pooling)
-        print(f"wrote the LiteRT models {', '.join(tflite)}")
+    export_all(lambda: export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
+                                      do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
+                                      version=FLAGS.export_version, kernels=FLAGS.export_kernels,
+                                      **request_bounds.request_bounds()),
+               FLAGS.export_tflite is not None and (lambda: export_tflite_embedder(
+                   encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length, pooling=FLAGS.tflite_pooling)))
 
 
 def console_main():

@@ -1,6 +1,7 @@
 """`--export_tflite`: checked before any work, the same for every command that writes on-device
 models: the runtime lowercases every text, so the model must be uncased; the directory must be
-writable and must not hold the files the export would write (a model in use is never replaced)."""
+writable and must not hold the files the export would write (a model in use is never replaced).
+`export_all` writes the SavedModels and the on-device files of one command as all or none."""
 
 from albert_cli.cli import UsageError, require, require_output_dir
 
@@ -18,3 +19,20 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
         refuse_existing(tflite_paths(directory, stem=stem))
     except ValueError as error:
         raise UsageError(f"--export_tflite: {error}") from None
+
+
+def export_all(saved_models, tflite_files):
+    """Runs `saved_models()` (the SavedModel exports; returns their paths), then `tflite_files()`
+    (the LiteRT exports; returns theirs), each only if given; if the LiteRT export fails or is
+    stopped, the SavedModels just written are removed: the command's outputs appear all or none."""
+    from albert_tf.io_utils import removed_on_failure  # pylint: disable=g-import-not-at-top
+
+    saved = list(saved_models()) if saved_models else []
+    if tflite_files:
+        with removed_on_failure(saved):
+            paths = tflite_files()
+        print(f"wrote the LiteRT models {', '.join(paths)}")
+    if len(saved) == 1:
+        print(f"exported the serving SavedModel to {saved[0]}")
+    elif saved:
+        print(f"exported {', '.join(saved[:-1])} and {saved[-1]}")

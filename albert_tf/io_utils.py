@@ -62,32 +62,49 @@ def atomic_output(path):
 
 
 @contextlib.contextmanager
-def atomic_outputs(paths):
+def atomic_outputs(paths, replace=True):
     """`atomic_output` for outputs that belong together (an encoder and its preprocessing): once
     the block succeeds all are renamed into place, SIGTERM held back meanwhile; a rename that
-    fails (the name was taken meanwhile) undoes the others, so all appear or none."""
+    fails (the name was taken meanwhile) undoes the others, so all appear or none. With
+    `replace=False` a file never replaces one of its name, even one made while the block ran
+    (FileExistsError); a directory never replaces a non-empty one either way."""
     temporaries = [temporary_name(path) for path in paths]
     try:
         yield temporaries
         with sigterm_deferred():
-            _rename_all(temporaries, paths)
+            _rename_all(temporaries, paths, replace)
     finally:
         for tmp in temporaries:
             _remove_quietly(tmp, _is_remote(tmp))
 
 
-def _rename_all(sources, destinations):
+def _rename_all(sources, destinations, replace):
     placed = []
     try:
         for source, destination in zip(sources, destinations):
             if _is_remote(destination):
-                _gfile().rename(source, destination, overwrite=True)
-            else:
+                _gfile().rename(source, destination, overwrite=replace)
+            elif replace or os.path.isdir(source):
                 os.replace(source, destination)  # a directory onto a non-empty one fails: never merged
+            else:
+                os.link(source, destination)  # fails if the name exists, where a rename would replace it
+                os.remove(source)
             placed.append(destination)
     except BaseException:
         for destination in placed:
             _remove_quietly(destination, _is_remote(destination))
+        raise
+
+
+@contextlib.contextmanager
+def removed_on_failure(paths):
+    """Removes `paths` (what a command has already written) if the block fails or is stopped, so
+    that a command's outputs stay all or none (a SavedModel and the LiteRT files after it)."""
+    try:
+        yield
+    except BaseException:
+        for path in paths:
+            _remove_quietly(path, _is_remote(path))
         raise
 
 

@@ -391,6 +391,11 @@ def test_run_classifier_reports_a_string_valued_config_field_in_one_line(tmp_pat
 
 # --- output directories and numeric flags -------------------------------------------------------
 
+def _dangling_link(directory):
+    os.symlink("gone", os.path.join(directory, "link"))
+    return os.path.join(directory, "link")
+
+
 @pytest.fixture
 def a_file(tmp_path):
     path = tmp_path / "a_file"
@@ -405,7 +410,9 @@ def a_file(tmp_path):
     (lambda tmp, a_file: a_file, False, "is a file, not a directory"),
     (lambda tmp, a_file: os.path.join(a_file, "sub"), True, "cannot write to"),
     (lambda tmp, a_file: os.path.join(a_file, "sub", "deeper"), False, "is a file"),
-    (lambda tmp, a_file: "/proc/albert-tf-test", True, "cannot write to")])
+    (lambda tmp, a_file: "/proc/albert-tf-test", True, "cannot write to"),
+    (lambda tmp, a_file: _dangling_link(tmp), False, "is a symbolic link to 'gone', which does not exist"),
+    (lambda tmp, a_file: _dangling_link(tmp), True, "is a symbolic link to 'gone', which does not exist")])
 def test_require_output_dir_refuses_what_cannot_hold_output(tmp_path, a_file, make_path, create, words):
     from albert_cli.cli import UsageError, require_output_dir
 
@@ -1138,6 +1145,29 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("labels", [["negative", "two\nlines"], ["negative", ""], ["negative", " "], ["a\r", "b"]])
+def test_a_label_name_the_label_file_cannot_hold_is_refused_before_the_conversion(labels):
+    from albert_tf.serving.mediapipe_export import mediapipe_classifier
+
+    with pytest.raises(ValueError, match="label name .*: expected a non-empty name on one line"):
+        mediapipe_classifier(_tiny_classifier(2), SPM_MODEL, labels, seq_length=8)
+
+
+def test_a_model_file_made_during_the_conversion_is_kept_and_nothing_of_the_export_left(tmp_path, monkeypatch):
+    from albert_tf.serving import tflite_export
+
+    def convert_while_another_writes(classifier, spm, labels, length, quantization):
+        if quantization == "dynamic_int8":  # published second: the float32 file placed first is undone
+            (tmp_path / "classifier_dynamic_int8.tflite").write_bytes(b"made meanwhile")
+        return b"x" * 1000
+
+    monkeypatch.setattr(tflite_export, "mediapipe_classifier", convert_while_another_writes)
+    with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
+        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("float32", "dynamic_int8"))
+    assert os.listdir(tmp_path) == ["classifier_dynamic_int8.tflite"]
+    assert (tmp_path / "classifier_dynamic_int8.tflite").read_bytes() == b"made meanwhile"
+
+
 @pytest.mark.parametrize("args, words", [
     (["run_classifier.py", "--task_name=MNLI"], ["--export_tflite", "MNLI classifies a pair of texts", "--export_dir"]),
     (["run_classifier.py", "--task_name=STS-B"], ["--export_tflite", "STS-B scores a similarity (regression)"]),
@@ -1164,10 +1194,13 @@ def test_a_model_mediapipe_cannot_serve_is_refused_before_any_work(tmp_path, arg
 
 @pytest.mark.parametrize("flags, words", [
     (["--do_lower_case=false"], ["--export_tflite", "lowercases", "--do_lower_case=false"]),
-    (["--albert_config_file={short_config}"], ["--export_tflite", "reads 384 tokens", "max_position_embeddings 256"]),
+    (["--albert_config_file={short_config}"], ["--max_seq_length 384 exceeds the model's max_position_embeddings 256"]),
     (["--spm_model_file={tmp}/missing.model"], ["--spm_model_file", "does not exist"]),
     (["--version_2_with_negative"], ["--export_tflite", "SQuAD 2.0 head", "--version_2_with_negative"]),
-], ids=["cased", "fewer-positions-than-384", "missing-spm", "squad-2.0-head"])
+    (["--max_seq_length=128"], ["--export_tflite", "windows of 384 tokens", "are 128 and 64", "--max_seq_length=384"]),
+    (["--max_query_length=32"], ["--export_tflite", "questions cut to 64 pieces", "are 384 and 32"]),
+], ids=["cased", "fewer-positions-than-384", "missing-spm", "squad-2.0-head", "fine-tuned-on-128-tokens",
+        "questions-cut-to-32"])
 def test_a_squad_model_the_task_library_cannot_serve_is_refused_before_any_work(tmp_path, flags, words):
     """--export_tflite (the Task Library's BertQuestionAnswerer): refused before training, nothing written."""
     config = json.loads(open(os.path.join(REPO, "configs", "albert_tiny.json"), encoding="utf-8").read())
@@ -1176,7 +1209,6 @@ def test_a_squad_model_the_task_library_cannot_serve_is_refused_before_any_work(
     before = file_hashes(tmp_path)
     code, stderr = run_script("run_squad.py", "--do_train", f"--train_file={squad_train}",
                               f"--predict_file={squad_train}", f"--output_dir={tmp_path / 'out'}",
-                              "--max_seq_length=128", "--max_query_length=32",  # training windows need not be 384
                               f"--albert_config_file={os.path.join(REPO, 'configs', 'albert_tiny.json')}",
                               *[flag.format(tmp=tmp_path, short_config=tmp_path / "short.json") for flag in flags],
                               f"--export_tflite={tmp_path / 'tflite'}")
@@ -1184,8 +1216,19 @@ def test_a_squad_model_the_task_library_cannot_serve_is_refused_before_any_work(
     assert_inputs_kept_and_nothing_left(tmp_path, before)
 
 
-def _sigterm_after(command, line_words, cwd):
-    """Runs `command`, sends SIGTERM once a stderr line holds all of `line_words`; returns (code, stderr)."""
+def test_the_task_library_form_needs_384_positions_of_the_model_itself():
+    """Below the command line (whose --max_seq_length check comes first): the library's own check."""
+    from albert_tf.serving.task_library_export import check_question_answerer
+    from model_test_data import tiny
+
+    with pytest.raises(ValueError, match="reads 384 tokens, more than the model's max_position_embeddings 256"):
+        check_question_answerer(False, tiny(max_position_embeddings=256))
+    check_question_answerer(False, tiny(max_position_embeddings=384))
+
+
+def _sigterm_after(command, line_words, cwd, signal_number=None):
+    """Runs `command`, sends SIGTERM (or `signal_number`) once a stderr line holds all of
+    `line_words`; returns (code, stderr)."""
     import signal
     import time
 
@@ -1197,7 +1240,7 @@ def _sigterm_after(command, line_words, cwd):
             seen.append(line)
             if all(word in line for word in line_words):
                 time.sleep(0.5)
-                process.send_signal(signal.SIGTERM)
+                process.send_signal(signal_number or signal.SIGTERM)
                 break
         _, rest = process.communicate(timeout=120)
     finally:
@@ -1221,9 +1264,14 @@ run_main(main, argv=sys.argv[:1])
 """
 
 
-def test_sigterm_in_any_script_is_one_line_exit_143_and_removes_partial_files(tmp_path):
-    code, stderr = _sigterm_after([sys.executable, "-c", SIGTERM_WHILE_WRITING, str(tmp_path)], ["writing"], cwd=REPO)
-    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+@pytest.mark.parametrize("signal_name, code, words", [("SIGTERM", 143, "stopped by SIGTERM"),
+                                                        ("SIGINT", 130, "stopped by Ctrl-C (SIGINT)")])
+def test_sigterm_or_ctrl_c_in_any_script_is_one_line_and_removes_partial_files(tmp_path, signal_name, code, words):
+    import signal
+
+    returned, stderr = _sigterm_after([sys.executable, "-c", SIGTERM_WHILE_WRITING, str(tmp_path)], ["writing"],
+                                      cwd=REPO, signal_number=getattr(signal, signal_name))
+    assert_one_line(returned, stderr, code, words, "no partial output was kept")
     assert os.listdir(tmp_path) == []  # not even the hidden temporary file
 
 
@@ -1241,6 +1289,24 @@ def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
                                   ["writing the SavedModel", "started"], cwd=REPO)
     assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
     assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing"])
+
+
+@pytest.mark.slow
+def test_sigterm_during_the_litert_stage_removes_the_savedmodels_written_before_it(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf import AlbertConfig, AlbertModel
+
+    config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json"))
+    checkpoint = tf.train.Checkpoint(model=AlbertModel(config)).write(str(tmp_path / "ckpt"))
+    before = file_hashes(tmp_path)
+    command = [sys.executable, "export_encoder.py", f"--init_checkpoint={checkpoint}", f"--export_dir={tmp_path / 'hub'}",
+               "--export_version=5", f"--export_tflite={tmp_path / 'tflite'}", "--seq_length=32"]
+    code, stderr = _sigterm_after(command, ["converting to LiteRT", "started"], cwd=REPO)
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+    assert "writing the SavedModel" in stderr  # stopped after the SavedModels were written: they are gone again
+    assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing"])
+    assert os.listdir(tmp_path / "hub" / "encoder") == [] == os.listdir(tmp_path / "hub" / "preprocessing")
 
 
 @pytest.mark.slow
@@ -1439,3 +1505,22 @@ def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
     model.write_bytes(b"a text file, not a flatbuffer")
     code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
     assert_one_line_error(code, stderr, *words)
+
+
+
+def test_the_web_page_server_names_a_model_it_cannot_read_not_the_port(tmp_path, monkeypatch, capsys):
+    """An unreadable file (mode 000 for another user; root reads anything, so the refusal is made here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("web_serve", os.path.join(REPO, "web", "serve.py"))
+    serve = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(serve)
+    model = tmp_path / "model.tflite"
+    model.write_bytes(b"\0\0\0\0TFL3")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(serve, "open", refuse, raising=False)
+    assert serve.main([str(model), "--port=0"]) == 2
+    assert capsys.readouterr().err == f"error: model {model}: cannot be read (Permission denied)\n"

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf import AlbertClassifier
+from albert_tf import AlbertClassifier, AlbertModel
 from albert_tf.choices import TFLITE_QUANTIZATIONS
-from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from albert_tf.serving.tflite_export import export_tflite, export_tflite_embedder, tflite_classifier
 from glue_test_data import REPO, SPM_MODEL, load_bench_script
 from model_test_data import tiny
 
@@ -82,3 +82,15 @@ def test_the_page_says_which_model_it_cannot_load(browser, tmp_path):
     with pytest.raises(RuntimeError, match="Could not load model.tflite: .*require TFLite Model Metadata.* "
                                            "It must be a classifier .tflite with MediaPipe metadata"):
         bench_browser.page_results(str(plain), SENTENCES[:1])
+
+
+@pytest.mark.slow
+def test_the_page_refuses_an_embedder_whose_outputs_are_not_probabilities(browser, tmp_path):
+    """MediaPipe's TextClassifier loads an embedder (metadata and tokenizer, no label file) and
+    reports its embedding as scores; the page refuses it rather than show them as probabilities."""
+    tf.keras.utils.set_random_seed(5)
+    embedder, _ = export_tflite_embedder(AlbertModel(tiny(num_hidden_layers=1)), str(tmp_path), SPM_MODEL,
+                                         seq_length=SEQ_LENGTH)
+    with pytest.raises(RuntimeError, match=r"Could not load model.tflite: its \d+ outputs are not probabilities "
+                                           r".*not a classifier \(an embedder\?\)"):
+        bench_browser.page_results(embedder, SENTENCES[:1])

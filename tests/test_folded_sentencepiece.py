@@ -9,6 +9,7 @@ import sentencepiece as spm
 
 from albert_tf.text.folded_sentencepiece import folded_model
 from albert_tf.text.tokenization import AlbertTokenizer, encode_pieces
+from data_prep.train_sentencepiece import CONTROL_SYMBOLS, USER_DEFINED_SYMBOLS
 from glue_test_data import GLUE_DIR, SPM_MODEL
 
 
@@ -34,3 +35,22 @@ def test_sentencepiece_alone_with_the_folded_model_tokenizes_raw_text_as_albert(
     assert differing and all(any(a.isdigit() and b == "," for a, b in zip(t, t[1:])) for t in differing)
     assert folded.encode("how do you spell cliché ?", out_type=str) == ["▁how", "▁do", "▁you", "▁spell", "▁cliche",
                                                                         "▁", "?"]
+
+
+def test_a_model_without_a_character_map_gets_albert_folding_alone(tmp_path):
+    """A SentencePiece model trained with normalization "identity" has no character map to compose:
+    the folded model's normalizer is ALBERT's folding alone, and tokenizes raw text as we do."""
+    import io
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter([f"a cafe menu, item {i} : tea or coffee" for i in range(200)]),
+                                   model_writer=model, vocab_size=40, normalization_rule_name="identity",
+                                   hard_vocab_limit=False, minloglevel=2, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+                                   control_symbols=CONTROL_SYMBOLS, user_defined_symbols=USER_DEFINED_SYMBOLS)
+    (tmp_path / "identity.model").write_bytes(model.getvalue())
+    folded = spm.SentencePieceProcessor(model_proto=folded_model(model.getvalue()))
+    tokenizer = AlbertTokenizer(str(tmp_path / "identity.model"))
+    texts = ["A  CAFÉ menu", "Tea  or ＣＯＦＦＥＥ"]
+    assert [folded.encode(text, out_type=str) for text in texts] == [tokenizer.tokenize(text) for text in texts]
+    assert folded.encode("CAFÉ", out_type=str) != spm.SentencePieceProcessor(
+        model_proto=model.getvalue()).encode("CAFÉ", out_type=str)  # the folding is there

@@ -4,8 +4,10 @@ own) against our SavedModel and model on the same raw sentences."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -84,10 +86,14 @@ def saved_model_probabilities(export_dir, texts):
 def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_path):
     """run_classifier.py fine-tunes a tiny SST-2 classifier and writes its SavedModel and its
     --export_tflite models; MediaPipe's TextClassifier on raw sentences gives the SavedModel's
-    serving_default probabilities (float32) and stays within the int8 budget."""
+    serving_default probabilities (float32) and stays within the int8 budget. The SentencePiece
+    model is named labels.txt, as the label file in the model's archive: neither replaces the other."""
     data_dir = head_of_shipped(str(tmp_path / "glue"), "SST-2", rows_per_split=64)
+    (tmp_path / "spm").mkdir()
+    shutil.copy(SPM_MODEL, tmp_path / "spm" / "labels.txt")
     result = script_process.run_python(
         [os.path.join(REPO, "run_classifier.py"), "--task_name=SST-2", f"--data_dir={data_dir}",
+         f"--spm_model_file={tmp_path / 'spm' / 'labels.txt'}",
          f"--output_dir={tmp_path / 'out'}", "--do_train", "--train_step=4", "--save_checkpoints_steps=4",
          "--train_batch_size=16", "--max_seq_length=32", "--tflite_seq_length=32",
          f"--export_dir={tmp_path / 'export'}", "--export_version=1", f"--export_tflite={tmp_path / 'tflite'}"],
@@ -100,6 +106,9 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
     np.testing.assert_allclose(float32, expected, rtol=0, atol=FLOAT_TOLERANCE)
     int8 = mediapipe("classify", tmp_path / "tflite" / "classifier_dynamic_int8.tflite", SENTENCES, tmp_path)
     assert 0 < np.abs(int8 - expected).max() <= INT8_PROBABILITY_BUDGET
+    with zipfile.ZipFile(tmp_path / "tflite" / "classifier_float32.tflite") as archive:
+        assert sorted(archive.namelist()) == ["labels.txt", "sentencepiece.model"]
+        assert archive.read("labels.txt") == b"0\n1\n"
 
 
 @pytest.mark.slow

@@ -103,11 +103,16 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("error: --task_name: unknown GLUE task 'squad'; known")
     write_glue_file(str(tmp_path), "CoLA", "dev.tsv", ["src\t1\t\tfine.", "src\tmaybe\t\tbad label."])
-    result = run_classifier("--task_name=cola", "--do_eval", f"--data_dir={tmp_path}",
-                            f"--output_dir={tmp_path / 'out'}")
+    result = run_classifier("--task_name=cola", "--do_train", "--do_eval", f"--data_dir={tmp_path}",
+                            f"--output_dir={tmp_path / 'out'}")  # the dev set is read first
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path}/CoLA/dev.tsv:2: expected a label in ['0', '1'], got 'maybe'")
+    result = run_classifier("--task_name=cola", "--do_eval", f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'new'}")
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1] == (
+        f"error: --output_dir {tmp_path / 'new'} holds no fine-tuned model (run with --do_train) and no "
+        "--init_checkpoint was given")
+    assert not os.path.exists(tmp_path / "new")  # refused before it is made
 
 
 @pytest.mark.slow

@@ -86,8 +86,9 @@ def test_squad_v1_train_predict_and_score(tmp_path):
     (("--do_train", f"--predict_file={SQUAD_DEV}"), "--do_train needs --train_file"),
     (("--do_predict", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}",
       "--init_checkpoint=/nonexistent/ckpt"), "--init_checkpoint"),
-    (("--do_predict", f"--predict_file={SQUAD_DEV}"), "--version_2_with_negative"),
-    (("--do_predict", "--predict_file=/nonexistent.json"), "--predict_file: /nonexistent.json: no such SQuAD file"),
+    (("--do_train", f"--train_file={SQUAD_DEV}", f"--predict_file={SQUAD_DEV}"), "--version_2_with_negative"),
+    (("--do_train", f"--train_file={SQUAD_DEV}", "--predict_file=/nonexistent.json"),
+     "--predict_file: /nonexistent.json: no such SQuAD file"),
     (("--do_predict", f"--predict_file={SQUAD_DEV}", "--max_query_length=100"), "leaves no room"),
     # The README recipes parse (every flag in them is known) and reach the data check.
     (("--flagfile=configs/squad_v1_readme.flags", "--train_file=/nonexistent.json", "--predict_file=/nonexistent.json"),
@@ -95,6 +96,9 @@ def test_squad_v1_train_predict_and_score(tmp_path):
     (("--flagfile=configs/squad_v2_readme.flags", "--train_file=/nonexistent.json", "--predict_file=/nonexistent.json"),
      "no such SQuAD file"),
     (("--export_dir=/tmp/never", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}"), "holds no fine-tuned"),
+    # Nothing to evaluate with: refused before --output_dir is made; an export alone needs no --predict_file.
+    (("--do_predict", f"--predict_file={SQUAD_DEV}"), "holds no fine-tuned"),
+    (("--export_tflite=/tmp/never", "--max_seq_length=384", "--max_query_length=64"), "holds no fine-tuned"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = run_squad(f"--output_dir={tmp_path / 'out'}", *args)
@@ -103,6 +107,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert len(errors) == 1 and message in errors[0], result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "out" / "predictions.json")
+    if message == "holds no fine-tuned":
+        assert not os.path.exists(tmp_path / "out")
 
 
 @pytest.mark.slow

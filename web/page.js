@@ -51,11 +51,24 @@ async function load(fileset, modelAsset, modelName) {
   const started = performance.now();
   classifier?.close();
   classifier = null;
-  classifier = await TextClassifier.createFromOptions(fileset, {
+  const loaded = await TextClassifier.createFromOptions(fileset, {
     baseOptions: {...modelAsset, delegate: "CPU"},
     maxResults: -1,
   });
+  checkProbabilities(loaded);
+  classifier = loaded;
   return performance.now() - started;
+}
+
+function checkProbabilities(loaded) {
+  // MediaPipe shows any model's output as scores, an embedder's too: only probabilities are shown here.
+  const scores = loaded.classify("").classifications[0].categories.map((category) => category.score);
+  const sum = scores.reduce((total, score) => total + score, 0);
+  if (scores.some((score) => !(score >= 0 && score <= 1)) || Math.abs(sum - 1) > 1e-3) {
+    loaded.close();
+    throw new Error(`its ${scores.length} outputs are not probabilities (from ${Math.min(...scores).toFixed(3)} ` +
+                    `to ${Math.max(...scores).toFixed(3)}, sum ${sum.toFixed(3)}): not a classifier (an embedder?)`);
+  }
 }
 
 function showResult(text, categories, latencyMs) {

@@ -56,8 +56,11 @@ def check_page_ready(model_path, port=0):
         raise ValueError(f"model {model_path}: a directory, not a file (a classifier .tflite with MediaPipe metadata)")
     if not os.path.isfile(model_path):
         raise ValueError(f"model {model_path}: no such file (a classifier .tflite with MediaPipe metadata)")
-    with open(model_path, "rb") as model_file:
-        identifier = model_file.read(8)[4:]
+    try:
+        with open(model_path, "rb") as model_file:
+            identifier = model_file.read(8)[4:]
+    except OSError as error:
+        raise ValueError(f"model {model_path}: cannot be read ({error.strerror})") from None
     if identifier != TFLITE_IDENTIFIER:
         raise ValueError(f"model {model_path}: not a LiteRT model (no {TFLITE_IDENTIFIER.decode()} identifier "
                          "at byte 4; export one with run_classifier.py --export_tflite)")

@@ -59,6 +59,7 @@ class FineTuningRun:
         except ValueError as error:
             raise UsageError(f"--strategy: {error}") from None
         settle_kernels(flags)
+        self.require_a_model()
         if flags.do_train:
             try:
                 per_replica_batch_size(flags.train_batch_size, self.strategy.num_replicas_in_sync)
@@ -71,6 +72,16 @@ class FineTuningRun:
         if task.settings_name is not None:
             self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config)
             check_run_settings(flags.output_dir, self.settings)
+
+    def require_a_model(self):
+        """Without --do_train, evaluating, predicting or exporting needs a fine-tuned --output_dir or
+        --init_checkpoint: refused before --output_dir is made or any data read."""
+        flags, task = self.flags, self.task
+        uses_model = ("do_eval" in flags and flags.do_eval) or flags.do_predict or task.exports()
+        require(flags.do_train or not uses_model or flags.init_checkpoint
+                or evaluated_training.read_best_metrics(flags.output_dir) is not None,
+                f"--output_dir {flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
+                "--init_checkpoint was given")
 
     def build_model(self, seed, init_checkpoint=None):
         """The task's model: the backbone from the config (the run's dtype policy, kernel set and
@@ -129,9 +140,6 @@ class FineTuningRun:
         """The model to evaluate, predict with and export: the best fine-tuned in `output_dir`, else
         `--init_checkpoint`'s."""
         fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
-        require(fine_tuned or self.flags.init_checkpoint,
-                f"--output_dir {self.flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
-                "--init_checkpoint was given")
         # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
         model = self.build_model(self.flags.seed, None if fine_tuned else self.init_checkpoint)
         if fine_tuned:

@@ -9,7 +9,7 @@ from absl import logging
 from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
-from albert_cli.tflite_output import check_tflite_output
+from albert_cli.tflite_output import check_tflite_output, export_all
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
@@ -136,13 +136,10 @@ class GlueTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        if flags.export_dir:
-            path = export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
-                                     do_lower_case=flags.do_lower_case, max_seq_length=flags.max_seq_length,
-                                     version=flags.export_version, kernels=flags.export_kernels,
-                                     tflite_quantization=flags.export_serving_tflite, **request_bounds())
-            print(f"exported the serving SavedModel to {path}")
-        if flags.export_tflite:
-            paths = export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.labels,
-                                  seq_length=flags.tflite_seq_length)
-            print(f"wrote the LiteRT models {', '.join(paths)}")
+        export_all(flags.export_dir and (lambda: [export_classifier(
+            model, self.glue_task, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
+            max_seq_length=flags.max_seq_length, version=flags.export_version, kernels=flags.export_kernels,
+            tflite_quantization=flags.export_serving_tflite, **request_bounds())]),
+                   flags.export_tflite and (lambda: export_tflite(model, flags.export_tflite, flags.spm_model_file,
+                                                                  self.glue_task.labels,
+                                                                  seq_length=flags.tflite_seq_length)))

@@ -10,11 +10,11 @@ from absl import logging
 from albert_cli.cli import UsageError, flag_text, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
-from albert_cli.tflite_output import check_tflite_output
+from albert_cli.tflite_output import check_tflite_output, export_all
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
-from albert_tf.serving.task_library_export import check_question_answerer
+from albert_tf.serving.task_library_export import check_question_answerer, check_task_library_windows
 from albert_tf.serving.tflite_export import QUESTION_ANSWERER_STEM, export_tflite_question_answerer
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
@@ -73,7 +73,8 @@ class SquadTask(FineTuningTask):
         require(flags.do_train or flags.do_predict or self.exports(),
                 "nothing to do: give at least one of --do_train, --do_predict, --export_dir, --export_tflite")
         require(not flags.do_train or flags.train_file, "--do_train needs --train_file")
-        require(flags.predict_file, "--predict_file is needed (training evaluates on it to keep the best checkpoint)")
+        require(flags.predict_file or not (flags.do_train or flags.do_predict),
+                "--predict_file is needed (training evaluates on it to keep the best checkpoint)")
         for name in ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
                      "n_best_size", "max_answer_length", "doc_stride", "max_query_length", "start_n_top",
                      "end_n_top"):
@@ -93,6 +94,10 @@ class SquadTask(FineTuningTask):
                                    if flags[name].value])
         if flags.export_tflite is not None:
             check_tflite_output(flags.export_tflite, QUESTION_ANSWERER_STEM, flags.do_lower_case, "the Task Library")
+            try:
+                check_task_library_windows(flags.max_seq_length, flags.max_query_length)
+            except ValueError as error:
+                raise UsageError(f"--export_tflite: {error}") from None
 
     def check_config(self, config):
         if self.flags.export_tflite is not None:
@@ -109,7 +114,8 @@ class SquadTask(FineTuningTask):
         return model
 
     def read_dev(self, tokenizer, cache_dir):
-        self.dev = SquadData(self.flags, "predict_file", False, tokenizer, cache_dir)
+        if self.flags.do_train or self.flags.do_predict:  # an export alone reads no questions
+            self.dev = SquadData(self.flags, "predict_file", False, tokenizer, cache_dir)
 
     def training_plan(self, tokenizer, cache_dir, seed):
         flags = self.flags
@@ -166,18 +172,15 @@ class SquadTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        if flags.export_dir:
-            self.export_saved_model(model, predicted_metrics)
-        if flags.export_tflite:
-            paths = export_tflite_question_answerer(model, flags.export_tflite, flags.spm_model_file)
-            print(f"wrote the LiteRT models {', '.join(paths)}")
+        export_all(flags.export_dir and (lambda: [self.export_saved_model(model, predicted_metrics)]),
+                   flags.export_tflite and (lambda: export_tflite_question_answerer(model, flags.export_tflite,
+                                                                                    flags.spm_model_file)))
 
     def export_saved_model(self, model, predicted_metrics):
         flags = self.flags
-        path = export_squad(model, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
+        return export_squad(model, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
                             max_seq_length=flags.max_seq_length, doc_stride=flags.doc_stride,
                             max_query_length=flags.max_query_length, n_best_size=flags.n_best_size,
                             max_answer_length=flags.max_answer_length,
                             null_score_diff_threshold=self.export_threshold(predicted_metrics),
                             version=flags.export_version, **request_bounds())
-        print(f"exported the serving SavedModel to {path}")

@@ -14,6 +14,7 @@ from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.layers.block_sparse_attention import constant_random_blocks
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.models.serialization import copied
+from albert_tf.progress import working
 from albert_tf.serving.export_kernels import PORTABLE_DTYPE
 
 
@@ -43,4 +44,5 @@ def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter._experimental_disable_per_channel_quantization_for_dense_layers = (  # pylint: disable=protected-access
             not per_channel_dense)
-    return converter.convert()
+    with working(f"converting to LiteRT ({quantization})"):
+        return converter.convert()

@@ -9,14 +9,12 @@ segment id to 0. So the models take int32 [1, seq_length] inputs, and the classi
 softmax of its logits: MediaPipe reports the output tensor as the scores, unchanged.
 """
 
-import os
-
 import tensorflow as tf
 
 from albert_tf.choices import EMBEDDING_POOLINGS
 from albert_tf.serving.litert_conversion import litert_model
-from albert_tf.serving.tflite_metadata import (LABELS_FILE, SINGLE_TEXT_INPUTS, input_roles, metadata_flatbuffer,
-                                               with_metadata)
+from albert_tf.serving.tflite_metadata import (LABELS_FILE, SENTENCEPIECE_FILE, SINGLE_TEXT_INPUTS, input_roles,
+                                               metadata_flatbuffer, with_metadata)
 from albert_tf.text.folded_sentencepiece import folded_model
 
 DEFAULT_SEQ_LENGTH = 128
@@ -46,14 +44,13 @@ def with_text_metadata(content, spm_model_file, name, description, outputs, labe
                        input_descriptions=SINGLE_TEXT_INPUTS):
     """`content` (a `.tflite` of our three token inputs) with the metadata and files MediaPipe's
     text tasks and the Task Library read: `outputs`, (name, description) of each output in the
-    model's order; `spm_model_file` with ALBERT's normalization in its own (`folded_sentencepiece`);
-    for a classifier `labels`, its label names."""
-    spm_name = os.path.basename(spm_model_file)
-    metadata = metadata_flatbuffer(name, description, input_roles(content), spm_name, outputs,
+    model's order; `spm_model_file` with ALBERT's normalization in its own (`folded_sentencepiece`)
+    as SENTENCEPIECE_FILE; for a classifier `labels`, its label names."""
+    metadata = metadata_flatbuffer(name, description, input_roles(content), SENTENCEPIECE_FILE, outputs,
                                    labels_file=None if labels is None else LABELS_FILE,
                                    input_descriptions=input_descriptions)
     with tf.io.gfile.GFile(spm_model_file, "rb") as handle:
-        files = {spm_name: folded_model(handle.read())}  # MediaPipe runs SentencePiece alone
+        files = {SENTENCEPIECE_FILE: folded_model(handle.read())}  # MediaPipe runs SentencePiece alone
     if labels is not None:
         files[LABELS_FILE] = "".join(f"{label}\n" for label in labels).encode()
     return with_metadata(content, metadata, files)
@@ -66,6 +63,9 @@ def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEF
     check_seq_length(seq_length, classifier.albert.config)
     if len(label_names) != classifier.num_labels:
         raise ValueError(f"{len(label_names)} label names for a classifier of {classifier.num_labels} labels")
+    for label in label_names:  # the label file holds one name per line
+        if not label.strip() or any(char in label for char in "\r\n"):
+            raise ValueError(f"label name {label!r}: expected a non-empty name on one line")
 
     def probabilities(model, inputs):
         return {CLASSIFIER_OUTPUT: tf.nn.softmax(model(inputs, training=False)["logits"], axis=-1)}

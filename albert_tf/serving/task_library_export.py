@@ -37,6 +37,17 @@ def check_question_answerer(version_2_with_negative, config):
                          f"max_position_embeddings {config.max_position_embeddings}")
 
 
+def check_task_library_windows(max_seq_length, max_query_length):
+    """Raises ValueError unless a model fine-tuned on windows of `max_seq_length` tokens with
+    questions cut to `max_query_length` pieces reads the Task Library's windows as it was trained:
+    positions it never saw, or questions cut elsewhere, change its answers."""
+    if (max_seq_length, max_query_length) != (SEQ_LENGTH, MAX_QUERY_LENGTH):
+        raise ValueError(f"the Task Library's BertQuestionAnswerer reads windows of {SEQ_LENGTH} tokens with questions "
+                         f"cut to {MAX_QUERY_LENGTH} pieces; this model's are {max_seq_length} and {max_query_length} "
+                         f"(fine-tune and export with --max_seq_length={SEQ_LENGTH} "
+                         f"--max_query_length={MAX_QUERY_LENGTH})")
+
+
 def task_library_question_answerer(model, spm_model_file, quantization="dynamic_int8"):
     """The `.tflite` (bytes) of `model` (an `AlbertQuestionAnswering`) for the Task Library's
     `BertQuestionAnswerer`: int32 [1, 384] token inputs, `end_logits` and `start_logits`

@@ -54,14 +54,19 @@ def refuse_existing(paths):
 
 def _write_new(paths, make_content):
     """Writes `make_content(i)` to each of `paths`; existing files are refused (`refuse_existing`),
-    and the files appear together once all are written, or none does."""
+    before the conversion and again as they are published (a file made meanwhile is kept), and the
+    files appear together once all are written, or none does."""
     refuse_existing(paths)
     contents = [make_content(i) for i in range(len(paths))]
     tf.io.gfile.makedirs(os.path.dirname(paths[0]))
-    with atomic_outputs(paths) as temporaries:
-        for tmp, content in zip(temporaries, contents):
-            with tf.io.gfile.GFile(tmp, "wb") as handle:
-                handle.write(content)
+    try:
+        with atomic_outputs(paths, replace=False) as temporaries:
+            for tmp, content in zip(temporaries, contents):
+                with tf.io.gfile.GFile(tmp, "wb") as handle:
+                    handle.write(content)
+    except (FileExistsError, tf.errors.AlreadyExistsError):
+        refuse_existing(paths)
+        raise
     return paths
 
 

@@ -28,6 +28,9 @@ MIN_PARSER_VERSION = "1.1.0"
 # The input tensor names MediaPipe's BERT preprocessor looks for, by role.
 TOKEN_INPUT_NAMES = {"input_word_ids": "ids", "input_mask": "mask", "input_type_ids": "segment_ids"}
 LABELS_FILE = "labels.txt"
+# The SentencePiece model's name in the file: fixed, since it is not the user's file (ALBERT's
+# normalization is folded into it) and a user's named `labels.txt` would take the labels' place.
+SENTENCEPIECE_FILE = "sentencepiece.model"
 # What the inputs hold for one text (MediaPipe's BERT preprocessing).
 SINGLE_TEXT_INPUTS = {"ids": "Token ids of the text: [CLS] pieces [SEP], then 0s.",
                       "mask": "1 for a token, 0 for padding.",

@@ -37,7 +37,7 @@ def folded_normalizer_spec(model_proto):
     original = spm.SentencePieceNormalizer(model_proto=model_proto)
     bare = spm.SentencePieceNormalizer(model_proto=model_proto, add_dummy_prefix=False, escape_whitespaces=False,
                                        remove_extra_whitespaces=False)
-    rules = {source: bare.normalize(_fold(source)) for source, _ in original.decompile()}
+    rules = {source: bare.normalize(_fold(source)) for source in _map_sources(original)}
     for code_point in range(0x110000):
         char = chr(code_point)
         if char in rules or 0xD800 <= code_point < 0xE000:  # surrogates are no characters
@@ -48,6 +48,17 @@ def folded_normalizer_spec(model_proto):
     return spm.SentencePieceNormalizer(
         norm_map=sorted(rules.items()), add_dummy_prefix=True, escape_whitespaces=True,
         remove_extra_whitespaces=True).serialized_normalizer_spec()
+
+
+def _map_sources(normalizer):
+    """The sources of `normalizer`'s character map; none for a model trained without one
+    (`--normalization_rule_name=identity`), where ALBERT's folding is the whole map."""
+    try:
+        return [source for source, _ in normalizer.decompile()]
+    except RuntimeError as error:
+        if "precompiled charsmap" not in str(error):
+            raise
+        return []
 
 
 def _varint(value):
