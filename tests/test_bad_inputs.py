@@ -13,6 +13,7 @@ import pytest
 
 from data_prep.create_pretraining_data import build
 import script_process
+from task_library_env import run_task_library_qa
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
@@ -1439,3 +1440,68 @@ def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
     model.write_bytes(b"a text file, not a flatbuffer")
     code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
     assert_one_line_error(code, stderr, *words)
+
+
+# --- the Task Library bench: bench/task_library_qa.py (in the Task Library's environment) and
+# bench/task_library_squad.py ---------------------------------------------------------------------
+
+QUESTIONS = [{"context": "The Normans gave their name to Normandy.", "question": "Who gave their name?"}]
+
+
+def _qa_files(questions=json.dumps(QUESTIONS), link=None):
+    """Writes model.tflite (not a model) and questions.json; `link`: (name, target) made a hard link."""
+    def prepare(tmp_path):
+        (tmp_path / "model.tflite").write_bytes(b"TFL3, but not a model")
+        (tmp_path / "questions.json").write_text(questions)
+        os.makedirs(tmp_path / "a_directory")
+        if link:
+            os.link(tmp_path / link[1], tmp_path / link[0])
+    return prepare
+
+
+def _a_tflite_without_metadata(tmp_path):
+    import tensorflow as tf
+
+    _qa_files()(tmp_path)
+    double = tf.function(lambda x: 2.0 * x, input_signature=[tf.TensorSpec([1, 4], tf.float32)])
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([double.get_concrete_function()], double)
+    (tmp_path / "model.tflite").write_bytes(converter.convert())
+
+
+QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
+
+
+@pytest.mark.parametrize("prepare, args, words", [
+    (_qa_files(), QA_ARGS[:2], ["expected MODEL.tflite QUESTIONS.json ANSWERS.json, got 2 arguments"]),
+    (_qa_files(), ["{tmp}/missing.tflite", *QA_ARGS[1:]], ["missing.tflite: cannot read the model",
+                                                          "No such file"]),
+    (_qa_files(), ["{tmp}/a_directory", *QA_ARGS[1:]], ["a_directory: the model is a directory"]),
+    (_qa_files(), [QA_ARGS[0], "{tmp}/missing.json", QA_ARGS[2]], ["missing.json: cannot read the questions"]),
+    (_qa_files("[{"), QA_ARGS, ["questions.json: the questions are not JSON"]),
+    (_qa_files(json.dumps(QUESTIONS[0])), QA_ARGS, ["questions.json: expected a list", "got dict"]),
+    (_qa_files(json.dumps([*QUESTIONS, "Who?"])), QA_ARGS, ["questions.json: item 1: expected an object", "got str"]),
+    (_qa_files(json.dumps([*QUESTIONS, {"context": "c"}])), QA_ARGS,
+     ["questions.json: item 1: \"question\" must be a string, got nothing"]),
+    (_qa_files(json.dumps([{"context": ["c"], "question": "q"}])), QA_ARGS,
+     ["questions.json: item 0: \"context\" must be a string, got list"]),
+    (_qa_files(), [*QA_ARGS[:2], "{tmp}/questions.json"], ["questions.json: the output is also an input"]),
+    (_qa_files(link=("answers.json", "model.tflite")), QA_ARGS, ["answers.json: the output is also an input",
+                                                                 "model.tflite"]),
+    (_qa_files(), [*QA_ARGS[:2], "{tmp}/a_directory"], ["a_directory: the output is a directory"]),
+    (_qa_files(), [*QA_ARGS[:2], "/proc/albert-tf-test/answers.json"], ["/proc/albert-tf-test/answers.json: cannot "
+                                                                        "write the answers"]),
+    (_qa_files(), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model", "not a valid Flatbuffer",
+                            "run_squad.py --export_tflite"]),
+    (_a_tflite_without_metadata, QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model",
+                                           "metadata"]),
+], ids=["qa-argument-count", "qa-missing-model", "qa-model-directory", "qa-missing-questions", "qa-questions-not-json",
+        "qa-questions-not-a-list", "qa-question-not-an-object", "qa-question-without-question",
+        "qa-context-not-a-string", "qa-output-is-the-questions", "qa-output-hard-link-to-the-model",
+        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata"])
+def test_the_task_library_qa_script_refuses_in_one_line_and_writes_nothing(tmp_path, prepare, args, words):
+    prepare(tmp_path)
+    before = file_hashes(tmp_path)
+    result = run_task_library_qa(*[arg.format(tmp=tmp_path) for arg in args])
+    assert_one_line_error(result.returncode, result.stderr, *words)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # the runtime's own line held back
+    assert_inputs_kept_and_nothing_left(tmp_path, before)

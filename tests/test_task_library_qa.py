@@ -8,10 +8,8 @@ spans, texts and scores must match. The contexts are the bundled SQuAD dev parag
 of them joined, and a question longer than 64 pieces. And `run_squad.py --export_tflite` end to end: the two files, answers
 from both, and a second run refused without touching them."""
 
-import fcntl
 import json
 import os
-import subprocess
 
 import keras
 import numpy as np
@@ -24,8 +22,8 @@ from glue_test_data import REPO, load_bench_script
 from model_test_data import tiny
 import script_process
 from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, answerable_subset
+from task_library_env import run_task_library_qa
 
-VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
 # Float32 through the Task Library's runtime (XNNPACK) against TensorFlow: summation order only.
 FLOAT_TOLERANCE = 1e-4
 # Dynamic-range int8 (per-tensor dense weights) against float32 TensorFlow: largest score change
@@ -52,14 +50,10 @@ def squad_questions():
 
 def task_library(model_path, items, tmp_path):
     """The Task Library's answers, from bench/task_library_qa.py in the Task Library's environment."""
-    with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among test workers
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(VENV_PYTHON):
-            subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
     (tmp_path / "questions.json").write_text(json.dumps(items))
     out = tmp_path / "answers.json"
-    subprocess.run([VENV_PYTHON, os.path.join(REPO, "bench", "task_library_qa.py"), str(model_path),
-                    str(tmp_path / "questions.json"), str(out)], check=True, capture_output=True)
+    result = run_task_library_qa(model_path, tmp_path / "questions.json", out)
+    assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text())["answers"]
 
 
