@@ -8,20 +8,113 @@ here):
 
 QUESTIONS.json: a list of {"context", "question"}. ANSWERS.json: {"answers": one list per question
 of at most 5 {"text", "start", "end", "logit"} (token positions in the model's input, start + end
-logit), best first; "seconds": the wall time of each `answer` call}.
+logit), best first; "seconds": the wall time of each `answer` call}. Bad input is one line on
+stderr and exit status 2, checked before the model is loaded; ANSWERS.json appears only whole.
 """
 
+import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
+import uuid
 
-from tflite_support.task import text
+
+class BadInput(Exception):
+    """Input the user must fix: one line, exit status 2."""
 
 
-def main(model_path, questions_path, answers_path):
-    answerer = text.BertQuestionAnswerer.create_from_file(model_path)
-    with open(questions_path, encoding="utf-8") as handle:
-        questions = json.load(handle)
+def read_questions(path):
+    """The questions file, checked item by item: a list of objects with string "context" and "question"."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            questions = json.load(handle)
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read the questions ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: the questions are not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise BadInput(f"{path}: the questions are not JSON ({error})") from None
+    if not isinstance(questions, list):
+        raise BadInput(f"{path}: expected a list of {{\"context\", \"question\"}} objects, got {type(questions).__name__}")
+    for index, item in enumerate(questions):
+        if not isinstance(item, dict):
+            raise BadInput(f"{path}: item {index}: expected an object with \"context\" and \"question\", "
+                           f"got {type(item).__name__}")
+        for field in ("context", "question"):
+            if not isinstance(item.get(field), str):
+                got = "nothing" if field not in item else type(item[field]).__name__
+                raise BadInput(f"{path}: item {index}: \"{field}\" must be a string, got {got}")
+    return questions
+
+
+def check_model_file(path):
+    """A readable file: what the Task Library says of anything else is a crash or a vague errno."""
+    if os.path.isdir(path):
+        raise BadInput(f"{path}: the model is a directory, not a .tflite file")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read the model ({error.strerror or error})") from None
+
+
+def same_file(first, second):
+    """Whether two paths name one file (by link, symlink or hard link)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def open_output(answers_path, inputs):
+    """A new hidden sibling of `answers_path`, open for writing: proves the directory writable
+    before any work; renamed into place only once written (`finish_output`)."""
+    for source in inputs:
+        if same_file(answers_path, source):
+            raise BadInput(f"{answers_path}: the output is also an input ({source}); refusing to overwrite it")
+    if os.path.isdir(answers_path):
+        raise BadInput(f"{answers_path}: the output is a directory, not a file")
+    directory, base = os.path.split(answers_path)
+    tmp = os.path.join(directory, f".{base}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        return tmp, open(tmp, "x", encoding="utf-8")
+    except OSError as error:
+        raise BadInput(f"{answers_path}: cannot write the answers ({error.strerror or error})") from None
+
+
+@contextlib.contextmanager
+def native_stderr_dropped():
+    """Holds back what the Task Library's C++ writes to stderr (it prints its error as well as raising it)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def load_answerer(model_path):
+    """The Task Library's answerer; a file it cannot serve is BadInput naming it."""
+    from tflite_support.task import text  # the Task Library's own environment only
+
+    try:
+        with native_stderr_dropped():
+            return text.BertQuestionAnswerer.create_from_file(model_path)
+    except (ValueError, RuntimeError) as error:
+        reason = " ".join(str(error).split())
+        raise BadInput(f"{model_path}: not a Task Library BertQuestionAnswerer model ({reason}); "
+                       "export one with run_squad.py --export_tflite") from None
+
+
+def answer_all(answerer, questions):
+    """The answers and each call's wall time: the bench's latency is the Task Library's alone."""
     answers, seconds = [], []
     for item in questions:
         started = time.perf_counter()
@@ -29,11 +122,27 @@ def main(model_path, questions_path, answers_path):
         seconds.append(time.perf_counter() - started)
         answers.append([{"text": answer.text, "start": answer.pos.start, "end": answer.pos.end,
                          "logit": answer.pos.logit} for answer in result.answers])
-    with open(answers_path, "w", encoding="utf-8") as handle:
-        json.dump({"answers": answers, "seconds": seconds}, handle, ensure_ascii=False)
+    return {"answers": answers, "seconds": seconds}
+
+
+def main(model_path, questions_path, answers_path):
+    check_model_file(model_path)
+    questions = read_questions(questions_path)
+    tmp, handle = open_output(answers_path, [model_path, questions_path])
+    try:
+        with handle:
+            json.dump(answer_all(load_answerer(model_path), questions), handle, ensure_ascii=False)
+        os.replace(tmp, answers_path)
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    main(*sys.argv[1:])
+    try:
+        if len(sys.argv) != 4:
+            raise BadInput(f"expected MODEL.tflite QUESTIONS.json ANSWERS.json, got {len(sys.argv) - 1} arguments")
+        main(*sys.argv[1:])
+    except BadInput as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -13,6 +13,7 @@ import pytest
 
 from data_prep.create_pretraining_data import build
 import script_process
+from task_library_env import run_task_library_qa, task_library_python, write_fake_task_library_models
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
@@ -1507,7 +1508,6 @@ def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
     assert_one_line_error(code, stderr, *words)
 
 
-
 def test_the_web_page_server_names_a_model_it_cannot_read_not_the_port(tmp_path, monkeypatch, capsys):
     """An unreadable file (mode 000 for another user; root reads anything, so the refusal is made here)."""
     import importlib.util
@@ -1524,3 +1524,182 @@ def test_the_web_page_server_names_a_model_it_cannot_read_not_the_port(tmp_path,
     monkeypatch.setattr(serve, "open", refuse, raising=False)
     assert serve.main([str(model), "--port=0"]) == 2
     assert capsys.readouterr().err == f"error: model {model}: cannot be read (Permission denied)\n"
+
+
+# --- the Task Library bench: bench/task_library_qa.py (in the Task Library's environment) and
+# bench/task_library_squad.py ---------------------------------------------------------------------
+
+QUESTIONS = [{"context": "The Normans gave their name to Normandy.", "question": "Who gave their name?"}]
+
+
+def _qa_files(questions=json.dumps(QUESTIONS), link=None):
+    """Writes model.tflite (not a model) and questions.json; `link`: (name, target) made a hard link."""
+    def prepare(tmp_path):
+        (tmp_path / "model.tflite").write_bytes(b"TFL3, but not a model")
+        (tmp_path / "questions.json").write_text(questions)
+        os.makedirs(tmp_path / "a_directory")
+        if link:
+            os.link(tmp_path / link[1], tmp_path / link[0])
+    return prepare
+
+
+def _a_tflite_without_metadata(tmp_path):
+    import tensorflow as tf
+
+    _qa_files()(tmp_path)
+    double = tf.function(lambda x: 2.0 * x, input_signature=[tf.TensorSpec([1, 4], tf.float32)])
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([double.get_concrete_function()], double)
+    (tmp_path / "model.tflite").write_bytes(converter.convert())
+
+
+QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
+
+
+@pytest.mark.parametrize("prepare, args, words", [
+    (_qa_files(), QA_ARGS[:2], ["expected MODEL.tflite QUESTIONS.json ANSWERS.json, got 2 arguments"]),
+    (_qa_files(), ["{tmp}/missing.tflite", *QA_ARGS[1:]], ["missing.tflite: cannot read the model",
+                                                          "No such file"]),
+    (_qa_files(), ["{tmp}/a_directory", *QA_ARGS[1:]], ["a_directory: the model is a directory"]),
+    (_qa_files(), [QA_ARGS[0], "{tmp}/missing.json", QA_ARGS[2]], ["missing.json: cannot read the questions"]),
+    (_qa_files("[{"), QA_ARGS, ["questions.json: the questions are not JSON"]),
+    (_qa_files(json.dumps(QUESTIONS[0])), QA_ARGS, ["questions.json: expected a list", "got dict"]),
+    (_qa_files(json.dumps([*QUESTIONS, "Who?"])), QA_ARGS, ["questions.json: item 1: expected an object", "got str"]),
+    (_qa_files(json.dumps([*QUESTIONS, {"context": "c"}])), QA_ARGS,
+     ["questions.json: item 1: \"question\" must be a string, got nothing"]),
+    (_qa_files(json.dumps([{"context": ["c"], "question": "q"}])), QA_ARGS,
+     ["questions.json: item 0: \"context\" must be a string, got list"]),
+    (_qa_files(), [*QA_ARGS[:2], "{tmp}/questions.json"], ["questions.json: the output is also an input"]),
+    (_qa_files(link=("answers.json", "model.tflite")), QA_ARGS, ["answers.json: the output is also an input",
+                                                                 "model.tflite"]),
+    (_qa_files(), [*QA_ARGS[:2], "{tmp}/a_directory"], ["a_directory: the output is a directory"]),
+    (_qa_files(), [*QA_ARGS[:2], "/proc/albert-tf-test/answers.json"], ["/proc/albert-tf-test/answers.json: cannot "
+                                                                        "write the answers"]),
+    (_qa_files(), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model", "not a valid Flatbuffer",
+                            "run_squad.py --export_tflite"]),
+    (_a_tflite_without_metadata, QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model",
+                                           "metadata"]),
+], ids=["qa-argument-count", "qa-missing-model", "qa-model-directory", "qa-missing-questions", "qa-questions-not-json",
+        "qa-questions-not-a-list", "qa-question-not-an-object", "qa-question-without-question",
+        "qa-context-not-a-string", "qa-output-is-the-questions", "qa-output-hard-link-to-the-model",
+        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata"])
+def test_the_task_library_qa_script_refuses_in_one_line_and_writes_nothing(tmp_path, prepare, args, words):
+    prepare(tmp_path)
+    before = file_hashes(tmp_path)
+    result = run_task_library_qa(*[arg.format(tmp=tmp_path) for arg in args])
+    assert_one_line_error(result.returncode, result.stderr, *words)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # the runtime's own line held back
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+SQUAD = {"version": "v2.0", "data": [{"title": "Normans", "paragraphs": [{
+    "context": "The Normans gave their name to Normandy in the 10th century.",
+    "qas": [{"id": "q1", "question": "Who gave their name to Normandy?", "is_impossible": False,
+             "answers": [{"text": "The Normans", "answer_start": 0}]},
+            {"id": "q2", "question": "In what century?", "is_impossible": False,
+             "answers": [{"text": "10th", "answer_start": 47}]},
+            {"id": "q3", "question": "Who left Normandy?", "is_impossible": True, "answers": []}]}]}]}
+
+
+def _bench(change=None, *flags):
+    """bench/task_library_squad.py's arguments on a SQuAD file of two answerable questions and one
+    unanswerable, run_squad's predictions and two fake models; `change(tmp_path)` damages one."""
+    def args(tmp_path):
+        (tmp_path / "squad.json").write_text(json.dumps(SQUAD))
+        (tmp_path / "predictions.json").write_text(json.dumps({"q1": "Normans", "q2": "10th", "q3": ""}))
+        write_fake_task_library_models(tmp_path / "tflite", SPM_MODEL)
+        if change:
+            change(tmp_path)
+        return [os.path.join(REPO, "bench", "task_library_squad.py"), f"--squad_file={tmp_path / 'squad.json'}",
+                f"--predictions={tmp_path / 'predictions.json'}", f"--tflite_dir={tmp_path / 'tflite'}",
+                *[flag.format(tmp=tmp_path) for flag in flags]]
+    return args
+
+
+def _edit_squad(edit):
+    def change(tmp_path):
+        squad = json.loads(json.dumps(SQUAD))
+        edit(squad)
+        (tmp_path / "squad.json").write_text(json.dumps(squad))
+    return change
+
+
+def _qa(number):
+    return lambda squad: squad["data"][0]["paragraphs"][0]["qas"][number]
+
+
+@pytest.mark.parametrize("make_args, words", [
+    (_bench(lambda tmp: (tmp / "squad.json").write_text("{")), ["--squad_file", "squad.json is not JSON"]),
+    (_bench(lambda tmp: (tmp / "squad.json").write_bytes(b"\xff\xfe")), ["--squad_file", "is not UTF-8 text"]),
+    (_bench(_edit_squad(lambda squad: squad.pop("data"))), ["--squad_file", "squad.json: data must be a list, "
+                                                                           "got nothing"]),
+    (_bench(_edit_squad(lambda squad: _qa(1)(squad).update(question=2))),
+     ["--squad_file", "data[0].paragraphs[0].qas[1].question must be a string, got int"]),
+    (_bench(_edit_squad(lambda squad: _qa(0)(squad).update(answers=[]))),
+     ["--squad_file", "data[0].paragraphs[0].qas[0] is answerable", "has no answers"]),
+    (_bench(_edit_squad(lambda squad: [_qa(i)(squad).update(is_impossible=True) for i in range(2)])),
+     ["--squad_file", "no answerable question", "3 questions, all is_impossible"]),
+    (_bench(lambda tmp: (tmp / "predictions.json").write_text("Normans")), ["--predictions", "is not JSON"]),
+    (_bench(lambda tmp: (tmp / "predictions.json").write_text(json.dumps({"q1": "Normans"}))),
+     ["--predictions", "no answer to 1 of the 2 answerable questions of --squad_file", "'q2'"]),
+    (_bench(lambda tmp: os.remove(tmp / "tflite" / "question_answerer_dynamic_int8.tflite")),
+     ["--tflite_dir", "question_answerer_dynamic_int8.tflite: no such file"]),
+    (_bench(lambda tmp: (tmp / "tflite" / "question_answerer_float32.tflite").write_bytes(b"TFL3")),
+     ["--tflite_dir", "question_answerer_float32.tflite holds 0 SentencePiece models", "run_squad.py --export_tflite"]),
+    (_bench(None, "--json={tmp}/predictions.json"), ["--json", "predictions.json", "is also an input (--predictions"]),
+    (_bench(lambda tmp: os.link(tmp / "squad.json", tmp / "record.json"), "--json={tmp}/record.json"),
+     ["--json", "record.json", "is also an input (--squad_file"]),
+    (_bench(None, "--json=/proc/albert-tf-test/record.json"), ["--json: cannot write to /proc/albert-tf-test"]),
+], ids=["bench-squad-not-json", "bench-squad-not-utf8", "bench-squad-without-data", "bench-question-not-a-string",
+        "bench-answerable-without-answers", "bench-no-answerable-question", "bench-predictions-not-json",
+        "bench-prediction-missing", "bench-missing-model", "bench-model-without-sentencepiece",
+        "bench-json-is-the-predictions", "bench-json-hard-link-to-the-squad-file", "bench-json-unwritable"])
+def test_the_task_library_bench_refuses_bad_input_in_one_line_before_any_work(tmp_path, make_args, words):
+    args = make_args(tmp_path)
+    before = file_hashes(tmp_path)
+    code, stderr = run_script(*args)
+    assert_one_line_error(code, stderr, *words)
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+def test_the_task_library_bench_names_what_its_task_library_process_said(tmp_path):
+    task_library_python()  # the environment is there: the fake models reach the Task Library
+    args = _bench(None, "--json={tmp}/record.json")(tmp_path)
+    before = file_hashes(tmp_path)
+    code, stderr = run_script(*args)
+    assert_one_line_error(code, stderr, "bench/task_library_qa.py on", "question_answerer_float32.tflite failed "
+                          "(exit status 2)", "not a Task Library BertQuestionAnswerer model")
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+def _fake_python(path, body):
+    """An executable (shell `body`) standing in for the Task Library's python."""
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("python, code, words", [
+    (lambda tmp: str(tmp / "missing" / "python"), 2, ["the Task Library's environment is missing",
+                                                      "bash bench/install_task_library.sh"]),
+    (lambda tmp: _fake_python(tmp / "python", "echo \"ModuleNotFoundError: No module named 'tflite_support'\" >&2; "
+                                                "exit 1"),
+     2, ["cannot import tflite_support.task.text (ModuleNotFoundError: No module named 'tflite_support')",
+         "environment is broken", "bash bench/install_task_library.sh"]),
+    (lambda tmp: _fake_python(tmp / "python", "[ \"$1\" = -c ] && exit 0\necho 'Traceback (most recent call last):' "
+                                                ">&2\necho 'RuntimeError: the runtime broke' >&2; exit 1"),
+     1, ["question_answerer_float32.tflite failed (exit status 1): RuntimeError: the runtime broke"]),
+], ids=["environment-missing", "environment-half-made", "task-library-crash"])
+def test_the_task_library_bench_names_a_broken_environment_or_process_in_one_line(tmp_path, monkeypatch, capsys,
+                                                                                    python, code, words):
+    from glue_test_data import load_bench_script
+
+    bench = load_bench_script("task_library_squad")
+    monkeypatch.setattr(bench, "VENV_PYTHON", python(tmp_path))
+    args = _bench(None, "--json={tmp}/record.json")(tmp_path)
+    before = file_hashes(tmp_path)
+    status = bench.main(args[1:])
+    stderr = capsys.readouterr().err
+    assert status == code and "Traceback" not in stderr, stderr
+    assert stderr.startswith("error: ") and len(stderr.strip().splitlines()) == 1, stderr
+    assert all(word in stderr for word in words), stderr
+    assert_inputs_kept_and_nothing_left(tmp_path, before)

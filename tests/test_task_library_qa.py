@@ -6,12 +6,11 @@ training tokenizer, runs the Keras model and applies the Task Library's top-5 ru
 spans, texts and scores must match. The contexts are the bundled SQuAD dev paragraphs (one has
 "Hervé", which the tokenizer file must fold as training did; one is longer than 384 tokens), four
 of them joined, and a question longer than 64 pieces. And `run_squad.py --export_tflite` end to end: the two files, answers
-from both, and a second run refused without touching them."""
+from both, and a second run refused without touching them. And bench/task_library_squad.py on the two
+files, its tokenizer the SentencePiece model inside them."""
 
-import fcntl
 import json
 import os
-import subprocess
 
 import keras
 import numpy as np
@@ -20,12 +19,13 @@ import pytest
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
 from albert_tf.serving.tflite_export import export_tflite_question_answerer
 from albert_tf.text.tokenization import AlbertTokenizer
+from data_prep.train_sentencepiece import train as train_sentencepiece
 from glue_test_data import REPO, load_bench_script
 from model_test_data import tiny
 import script_process
-from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, answerable_subset
+from squad_test_data import SPM_MODEL, SQUAD_DEV, SQUAD_TRAIN, answerable_subset, write_squad
+from task_library_env import run_task_library_qa, task_library_python, write_fake_task_library_models
 
-VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
 # Float32 through the Task Library's runtime (XNNPACK) against TensorFlow: summation order only.
 FLOAT_TOLERANCE = 1e-4
 # Dynamic-range int8 (per-tensor dense weights) against float32 TensorFlow: largest score change
@@ -52,14 +52,10 @@ def squad_questions():
 
 def task_library(model_path, items, tmp_path):
     """The Task Library's answers, from bench/task_library_qa.py in the Task Library's environment."""
-    with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among test workers
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(VENV_PYTHON):
-            subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
     (tmp_path / "questions.json").write_text(json.dumps(items))
     out = tmp_path / "answers.json"
-    subprocess.run([VENV_PYTHON, os.path.join(REPO, "bench", "task_library_qa.py"), str(model_path),
-                    str(tmp_path / "questions.json"), str(out)], check=True, capture_output=True)
+    result = run_task_library_qa(model_path, tmp_path / "questions.json", out)
+    assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text())["answers"]
 
 
@@ -186,3 +182,46 @@ def test_the_bench_counts_agreement_on_one_window_questions_and_names_each_diffe
     assert result["task_library_gold"]["exact_match"] == pytest.approx(100 * 2 / 3)
     assert result["run_squad_gold"]["exact_match"] == pytest.approx(100 * 1 / 3)
     assert result["unanswerable_given_a_span"] == 1
+
+
+def test_the_bench_runs_both_files_and_writes_its_record_whole(exported, tmp_path, capsys):
+    task_library_python()
+    _, paths = exported
+    items = squad_questions()
+    paragraphs = [{"context": item["context"], "qas": [{"id": f"q{i}", "question": item["question"],
+                                                        "answers": [{"text": item["context"].split()[0],
+                                                                     "answer_start": 0}]}]}
+                  for i, item in enumerate(items)]
+    paragraphs[0]["qas"].append({"id": "none", "question": "Who left?", "is_impossible": True, "answers": []})
+    (tmp_path / "predictions.json").write_text(json.dumps({f"q{i}": item["context"].split()[1]
+                                                           for i, item in enumerate(items)}))
+    os.makedirs(tmp_path / "out")
+    bench = load_bench_script("task_library_squad")
+    status = bench.main([f"--squad_file={write_squad(tmp_path / 'squad.json', paragraphs)}",
+                         f"--predictions={tmp_path / 'predictions.json'}",
+                         f"--tflite_dir={os.path.dirname(paths['float32'])}", f"--json={tmp_path / 'out' / 'r.json'}"])
+    printed = capsys.readouterr()
+    assert status == 0, printed.err
+    record = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert record == json.loads(printed.out) and os.listdir(tmp_path / "out") == ["r.json"]  # no temporary left
+    # Two contexts cut (the 279-word paragraph, four joined), as the exported tokenizer cuts them.
+    assert (record["questions"], record["answerable"], record["contexts"], record["contexts_truncated"]) == (9, 8, 7, 2)
+    for quantization, path in paths.items():
+        form = record["forms"][quantization]
+        assert form["answerable_one_window"] == 6 == form["same_best_answer"] + len(form["disagreements"])
+        assert form["file_bytes"] == os.path.getsize(path) and form["median_ms_per_question"] > 0
+
+
+def test_the_bench_tokenizes_with_the_sentencepiece_model_inside_the_tflite_files(tmp_path):
+    (tmp_path / "other.model").write_bytes(train_sentencepiece([os.path.join(REPO, "data", "corpus", "sample.txt")],
+                                                               300, input_sentence_size=2000))
+    write_fake_task_library_models(tmp_path / "tflite", tmp_path / "other.model", name="sentencepiece.model")
+    bench = load_bench_script("task_library_squad")
+    files = [tmp_path / "tflite" / f"question_answerer_{quantization}.tflite" for quantization in bench.QUANTIZATIONS]
+    text = squad_questions()[0]["context"]
+    other = AlbertTokenizer(str(tmp_path / "other.model"))
+    assert bench.tflite_tokenizer(files).encode(text) == other.encode(text) != AlbertTokenizer(SPM_MODEL).encode(text)
+    write_fake_task_library_models(tmp_path / "mixed", SPM_MODEL)
+    os.replace(files[0], tmp_path / "mixed" / files[0].name)
+    with pytest.raises(bench.BadInput, match="hold different SentencePiece models; give the files of one export"):
+        bench.tflite_tokenizer([tmp_path / "mixed" / file.name for file in files])

@@ -1,0 +1,52 @@
+"""The TFLite Task Library's own environment for the tests (bench/install_task_library.sh), made or
+repaired on first use: an environment whose python exists but cannot import tflite-support (an
+install stopped midway) is installed again, never used half made. And stand-ins for an export's
+files, for the bench's checks that come before the Task Library runs."""
+
+import fcntl
+import io
+import os
+import subprocess
+import zipfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
+QA_SCRIPT = os.path.join(REPO, "bench", "task_library_qa.py")
+_ready = []
+
+
+def _imports_the_task_library():
+    if not os.path.exists(VENV_PYTHON):
+        return False
+    return subprocess.run([VENV_PYTHON, "-c", "import tflite_support.task.text"], capture_output=True).returncode == 0
+
+
+def task_library_python():
+    """The Task Library's python, installed (or repaired) once per test process if need be."""
+    if not _ready:
+        with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among workers
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _imports_the_task_library():
+                # The script recreates an environment that cannot import tflite-support.
+                subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
+        _ready.append(True)
+    return VENV_PYTHON
+
+
+def run_task_library_qa(*args):
+    """bench/task_library_qa.py `args` in the Task Library's environment (a CompletedProcess, text)."""
+    return subprocess.run([task_library_python(), QA_SCRIPT, *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO)
+
+
+def write_fake_task_library_models(tflite_dir, spm_model_file, name="30k-clean.model"):
+    """question_answerer_{float32,dynamic_int8}.tflite that are no models but carry, as an export's
+    do, a SentencePiece model (`name` in the archive) in a zip archive after the model's bytes."""
+    os.makedirs(tflite_dir, exist_ok=True)
+    for quantization in ("float32", "dynamic_int8"):
+        packed = io.BytesIO(b"TFL3, but not a model")
+        packed.seek(0, os.SEEK_END)
+        with zipfile.ZipFile(packed, "a") as archive:
+            archive.write(spm_model_file, name)
+        with open(os.path.join(tflite_dir, f"question_answerer_{quantization}.tflite"), "wb") as handle:
+            handle.write(packed.getvalue())
