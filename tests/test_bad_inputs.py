@@ -973,7 +973,7 @@ def _pretraining_run(tmp_path):
 
 @pytest.mark.parametrize("make_args", [
     _pretraining_run,
-    lambda tmp_path: ["run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}"],
+    lambda tmp_path: ["run_classifier.py", "--do_train", f"--output_dir={tmp_path / 'out'}"],
     lambda tmp_path: ["run_squad.py", "--do_predict", f"--output_dir={tmp_path / 'out'}",
                       f"--predict_file={os.path.join(REPO, 'data', 'squad', 'dev-v2.0-sample.json')}",
                       "--version_2_with_negative", f"--init_checkpoint={tmp_path / 'never_read'}"],
@@ -1028,7 +1028,7 @@ def test_run_classifier_refuses_a_run_lock_that_is_a_symlink(tmp_path):
     os.makedirs(tmp_path / "out")
     _lock_as_symlink(tmp_path / "out", precious)
     before = file_hashes(tmp_path)
-    code, stderr = run_script("run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}")
+    code, stderr = run_script("run_classifier.py", "--do_train", f"--output_dir={tmp_path / 'out'}")
     assert_one_line(code, stderr, 2, "--output_dir", ".run.lock is a symbolic link")
     assert_inputs_kept_and_nothing_left(tmp_path, before)
 
