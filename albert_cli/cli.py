@@ -188,17 +188,18 @@ def require_output_dir(flag, path, create=True):
     require(path and path.strip(), f"--{flag} is empty; give a directory")
     if "://" in path:
         return
-    if os.path.islink(path) and not os.path.exists(path):
-        raise UsageError(f"--{flag}: {path} is a symbolic link to {os.readlink(path)!r}, which does not exist; "
-                         "give a directory")
-    require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
     probe_dir = os.path.abspath(path)
+    while not os.path.lexists(probe_dir):  # the nearest existing part of the path, a dangling link included
+        probe_dir = os.path.dirname(probe_dir)
+    if os.path.islink(probe_dir) and not os.path.exists(probe_dir):
+        raise UsageError(f"--{flag}: {probe_dir} is a symbolic link to {os.readlink(probe_dir)!r}, which does not "
+                         "exist; give a directory")
+    require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
     try:
         if create:
             os.makedirs(path, exist_ok=True)
+            probe_dir = path
         else:
-            while not os.path.exists(probe_dir):
-                probe_dir = os.path.dirname(probe_dir)
             require(os.path.isdir(probe_dir), f"--{flag}: cannot create {path}: {probe_dir} is a file")
         with tempfile.TemporaryFile(dir=probe_dir, prefix=".write-probe-"):
             pass

@@ -22,16 +22,17 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
 
 
 def export_all(saved_models, tflite_files):
-    """Runs `saved_models()` (the SavedModel exports; returns their paths), then `tflite_files()`
-    (the LiteRT exports; returns theirs), each only if given; if the LiteRT export fails or is
-    stopped, the SavedModels just written are removed: the command's outputs appear all or none."""
+    """Runs `tflite_files()` (the LiteRT exports; returns their paths), then `saved_models()` (the
+    SavedModel exports; returns theirs), each only if given. The SavedModels come last: a model
+    server watching their directory sees a version only once everything succeeded; if they fail or
+    are stopped, the LiteRT files just written are removed. The command's outputs: all or none."""
     from albert_tf.io_utils import removed_on_failure  # pylint: disable=g-import-not-at-top
 
-    saved = list(saved_models()) if saved_models else []
-    if tflite_files:
-        with removed_on_failure(saved):
-            paths = tflite_files()
-        print(f"wrote the LiteRT models {', '.join(paths)}")
+    written = list(tflite_files()) if tflite_files else []
+    with removed_on_failure(written):
+        saved = list(saved_models()) if saved_models else []
+    if written:
+        print(f"wrote the LiteRT models {', '.join(written)}")
     if len(saved) == 1:
         print(f"exported the serving SavedModel to {saved[0]}")
     elif saved:

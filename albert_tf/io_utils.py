@@ -5,6 +5,7 @@ imported only then, so light processes (the data builder's workers) never pay fo
 """
 
 import contextlib
+import errno
 import glob
 import json
 import os
@@ -87,8 +88,7 @@ def _rename_all(sources, destinations, replace):
             elif replace or os.path.isdir(source):
                 os.replace(source, destination)  # a directory onto a non-empty one fails: never merged
             else:
-                os.link(source, destination)  # fails if the name exists, where a rename would replace it
-                os.remove(source)
+                _place_new(source, destination)
             placed.append(destination)
     except BaseException:
         for destination in placed:
@@ -99,13 +99,33 @@ def _rename_all(sources, destinations, replace):
 @contextlib.contextmanager
 def removed_on_failure(paths):
     """Removes `paths` (what a command has already written) if the block fails or is stopped, so
-    that a command's outputs stay all or none (a SavedModel and the LiteRT files after it)."""
+    that a command's outputs stay all or none (LiteRT files and the SavedModel after them)."""
     try:
         yield
     except BaseException:
-        for path in paths:
-            _remove_quietly(path, _is_remote(path))
+        with sigterm_deferred():  # a second SIGTERM does not stop the removal halfway
+            for path in paths:
+                _remove_quietly(path, _is_remote(path))
         raise
+
+
+# What os.link raises on a filesystem without hard links (vfat, exFAT, some FUSE mounts).
+_NO_HARD_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK)
+
+
+def _place_new(source, destination):
+    """Moves the file `source` to `destination`, which must not exist (FileExistsError, even for a
+    file made a moment ago): a hard link fails where a rename would replace; without hard links the
+    name is reserved with O_EXCL first, then renamed onto."""
+    try:
+        os.link(source, destination)
+    except OSError as error:
+        if error.errno not in _NO_HARD_LINKS:
+            raise
+        os.close(os.open(destination, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        os.replace(source, destination)
+    else:
+        os.remove(source)
 
 
 def _remove_quietly(path, remote):

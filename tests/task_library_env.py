@@ -9,6 +9,8 @@ import os
 import subprocess
 import zipfile
 
+from albert_tf.serving.tflite_metadata import SENTENCEPIECE_FILE
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")
 QA_SCRIPT = os.path.join(REPO, "bench", "task_library_qa.py")
@@ -39,7 +41,7 @@ def run_task_library_qa(*args):
                           cwd=REPO)
 
 
-def write_fake_task_library_models(tflite_dir, spm_model_file, name="30k-clean.model"):
+def write_fake_task_library_models(tflite_dir, spm_model_file, name=SENTENCEPIECE_FILE):
     """question_answerer_{float32,dynamic_int8}.tflite that are no models but carry, as an export's
     do, a SentencePiece model (`name` in the archive) in a zip archive after the model's bytes."""
     os.makedirs(tflite_dir, exist_ok=True)

@@ -413,7 +413,8 @@ def a_file(tmp_path):
     (lambda tmp, a_file: os.path.join(a_file, "sub", "deeper"), False, "is a file"),
     (lambda tmp, a_file: "/proc/albert-tf-test", True, "cannot write to"),
     (lambda tmp, a_file: _dangling_link(tmp), False, "is a symbolic link to 'gone', which does not exist"),
-    (lambda tmp, a_file: _dangling_link(tmp), True, "is a symbolic link to 'gone', which does not exist")])
+    (lambda tmp, a_file: _dangling_link(tmp), True, "is a symbolic link to 'gone', which does not exist"),
+    (lambda tmp, a_file: os.path.join(_dangling_link(tmp), "hub"), False, "link is a symbolic link to 'gone'")])
 def test_require_output_dir_refuses_what_cannot_hold_output(tmp_path, a_file, make_path, create, words):
     from albert_cli.cli import UsageError, require_output_dir
 
@@ -1146,7 +1147,39 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
     assert os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize("labels", [["negative", "two\nlines"], ["negative", ""], ["negative", " "], ["a\r", "b"]])
+def test_a_litert_file_name_taken_by_a_link_to_nothing_is_refused_before_the_conversion(tmp_path):
+    from albert_cli.cli import UsageError
+    from albert_cli.tflite_output import check_tflite_output
+
+    os.symlink("/nowhere", tmp_path / "classifier_float32.tflite")
+    with pytest.raises(UsageError, match="--export_tflite: .*classifier_float32.tflite exists"):
+        check_tflite_output(str(tmp_path), "classifier", True, "MediaPipe")
+
+
+def test_without_hard_links_a_new_file_is_still_never_placed_over_another(tmp_path, monkeypatch):
+    """vfat, exFAT and some FUSE mounts refuse os.link (EPERM): the name is reserved with O_EXCL."""
+    import errno
+
+    from albert_tf import io_utils
+
+    def no_hard_links(source, destination):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(io_utils.os, "link", no_hard_links)
+    with io_utils.atomic_outputs([str(tmp_path / "a"), str(tmp_path / "b")], replace=False) as (a, b):
+        open(a, "w").write("new a")
+        open(b, "w").write("new b")
+    assert (tmp_path / "a").read_text() == "new a" and (tmp_path / "b").read_text() == "new b"
+    (tmp_path / "d").write_text("made meanwhile")
+    with pytest.raises(FileExistsError):
+        with io_utils.atomic_outputs([str(tmp_path / "c"), str(tmp_path / "d")], replace=False) as (c, d):
+            open(c, "w").write("new c")
+            open(d, "w").write("new d")
+    assert sorted(os.listdir(tmp_path)) == ["a", "b", "d"] and (tmp_path / "d").read_text() == "made meanwhile"
+
+
+@pytest.mark.parametrize("labels", [["negative", "two\nlines"], ["negative", ""], ["negative", " "], ["a\r", "b"],
+                                    ["negative", 1]])
 def test_a_label_name_the_label_file_cannot_hold_is_refused_before_the_conversion(labels):
     from albert_tf.serving.mediapipe_export import mediapipe_classifier
 
@@ -1293,7 +1326,10 @@ def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_during_the_litert_stage_removes_the_savedmodels_written_before_it(tmp_path):
+def test_sigterm_after_the_litert_files_removes_them_with_the_unfinished_savedmodels(tmp_path):
+    """The LiteRT files are written first, the SavedModels last (a model server watching the export
+    directory sees a version only once all succeeded): a stop while the SavedModels are written
+    removes the LiteRT files too."""
     import tensorflow as tf
 
     from albert_tf import AlbertConfig, AlbertModel
@@ -1301,13 +1337,13 @@ def test_sigterm_during_the_litert_stage_removes_the_savedmodels_written_before_
     config = AlbertConfig.from_json_file(os.path.join(REPO, "configs", "albert_tiny.json"))
     checkpoint = tf.train.Checkpoint(model=AlbertModel(config)).write(str(tmp_path / "ckpt"))
     before = file_hashes(tmp_path)
-    command = [sys.executable, "export_encoder.py", f"--init_checkpoint={checkpoint}", f"--export_dir={tmp_path / 'hub'}",
-               "--export_version=5", f"--export_tflite={tmp_path / 'tflite'}", "--seq_length=32"]
-    code, stderr = _sigterm_after(command, ["converting to LiteRT", "started"], cwd=REPO)
+    code, stderr = _sigterm_after([sys.executable, "export_encoder.py", f"--init_checkpoint={checkpoint}",
+                                   f"--export_dir={tmp_path / 'hub'}", "--export_version=5",
+                                   f"--export_tflite={tmp_path / 'tflite'}", "--seq_length=32"],
+                                  ["writing the SavedModel", "started"], cwd=REPO)
     assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
-    assert "writing the SavedModel" in stderr  # stopped after the SavedModels were written: they are gone again
-    assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing"])
-    assert os.listdir(tmp_path / "hub" / "encoder") == [] == os.listdir(tmp_path / "hub" / "preprocessing")
+    assert "converting to LiteRT (dynamic_int8): done" in stderr  # both files were written before the stop
+    assert_inputs_kept_and_nothing_left(tmp_path, before, allowed=["hub", "hub/encoder", "hub/preprocessing", "tflite"])
 
 
 @pytest.mark.slow

@@ -106,6 +106,10 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
     np.testing.assert_allclose(float32, expected, rtol=0, atol=FLOAT_TOLERANCE)
     int8 = mediapipe("classify", tmp_path / "tflite" / "classifier_dynamic_int8.tflite", SENTENCES, tmp_path)
     assert 0 < np.abs(int8 - expected).max() <= INT8_PROBABILITY_BUDGET
+    # MediaPipe reads a text up to its first NUL character (docs/on_device.md, Limits); we read all of it.
+    cut = ["a charming and often affecting journey .", "a charming and often affecting journey .\0 THE PLOT IS BAD"]
+    assert not np.allclose(*saved_model_probabilities(str(tmp_path / "export" / "1"), cut), rtol=0, atol=FLOAT_TOLERANCE)
+    np.testing.assert_array_equal(*mediapipe("classify", tmp_path / "tflite" / "classifier_float32.tflite", cut, tmp_path))
     with zipfile.ZipFile(tmp_path / "tflite" / "classifier_float32.tflite") as archive:
         assert sorted(archive.namelist()) == ["labels.txt", "sentencepiece.model"]
         assert archive.read("labels.txt") == b"0\n1\n"

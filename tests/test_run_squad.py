@@ -82,8 +82,9 @@ def test_squad_v1_train_predict_and_score(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--do_predict",), "--predict_file is needed"),
+    (("--do_predict",), "--do_predict needs --predict_file (the questions to answer)"),
     (("--do_train", f"--predict_file={SQUAD_DEV}"), "--do_train needs --train_file"),
+    (("--do_train", f"--train_file={SQUAD_DEV}"), "--do_train needs --predict_file (training evaluates on it"),
     (("--do_predict", "--version_2_with_negative", f"--predict_file={SQUAD_DEV}",
       "--init_checkpoint=/nonexistent/ckpt"), "--init_checkpoint"),
     (("--do_train", f"--train_file={SQUAD_DEV}", f"--predict_file={SQUAD_DEV}"), "--version_2_with_negative"),

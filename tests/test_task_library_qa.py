@@ -215,7 +215,7 @@ def test_the_bench_runs_both_files_and_writes_its_record_whole(exported, tmp_pat
 def test_the_bench_tokenizes_with_the_sentencepiece_model_inside_the_tflite_files(tmp_path):
     (tmp_path / "other.model").write_bytes(train_sentencepiece([os.path.join(REPO, "data", "corpus", "sample.txt")],
                                                                300, input_sentence_size=2000))
-    write_fake_task_library_models(tmp_path / "tflite", tmp_path / "other.model", name="sentencepiece.model")
+    write_fake_task_library_models(tmp_path / "tflite", tmp_path / "other.model")
     bench = load_bench_script("task_library_squad")
     files = [tmp_path / "tflite" / f"question_answerer_{quantization}.tflite" for quantization in bench.QUANTIZATIONS]
     text = squad_questions()[0]["context"]

@@ -23,6 +23,7 @@ const page = {
 };
 
 let classifier = null;
+let classifierName = "";
 let calls = 0;
 
 function milliseconds(value) {
@@ -51,24 +52,21 @@ async function load(fileset, modelAsset, modelName) {
   const started = performance.now();
   classifier?.close();
   classifier = null;
-  const loaded = await TextClassifier.createFromOptions(fileset, {
+  classifier = await TextClassifier.createFromOptions(fileset, {
     baseOptions: {...modelAsset, delegate: "CPU"},
     maxResults: -1,
   });
-  checkProbabilities(loaded);
-  classifier = loaded;
+  classifierName = modelName;
   return performance.now() - started;
 }
 
-function checkProbabilities(loaded) {
-  // MediaPipe shows any model's output as scores, an embedder's too: only probabilities are shown here.
-  const scores = loaded.classify("").classifications[0].categories.map((category) => category.score);
+function notProbabilities(categories) {
+  // MediaPipe reports any model's output as scores, an embedder's too: only probabilities are shown here.
+  const scores = categories.map((category) => category.score);
   const sum = scores.reduce((total, score) => total + score, 0);
-  if (scores.some((score) => !(score >= 0 && score <= 1)) || Math.abs(sum - 1) > 1e-3) {
-    loaded.close();
-    throw new Error(`its ${scores.length} outputs are not probabilities (from ${Math.min(...scores).toFixed(3)} ` +
-                    `to ${Math.max(...scores).toFixed(3)}, sum ${sum.toFixed(3)}): not a classifier (an embedder?)`);
-  }
+  if (scores.every((score) => score >= 0 && score <= 1) && Math.abs(sum - 1) <= 1e-3) return null;
+  return `its ${scores.length} outputs are not probabilities (from ${Math.min(...scores).toFixed(3)} to ` +
+         `${Math.max(...scores).toFixed(3)}, sum ${sum.toFixed(3)}): not a classifier (an embedder?).`;
 }
 
 function showResult(text, categories, latencyMs) {
@@ -106,7 +104,15 @@ function classify(event) {
   try {
     const started = performance.now();
     const categories = classifier.classify(text).classifications[0].categories;
-    showResult(text, categories, performance.now() - started);
+    const latencyMs = performance.now() - started;
+    const refusal = notProbabilities(categories);
+    if (refusal) {
+      classifier.close();
+      classifier = null;
+      setState("error", `Cannot use ${classifierName}: ${refusal} ${METADATA_HINT}`);
+      return;
+    }
+    showResult(text, categories, latencyMs);
   } catch (error) {
     page.status.textContent = `Could not classify this text: ${firstLine(error)}`;
   }

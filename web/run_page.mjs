@@ -44,7 +44,12 @@ async function classifyRepeatedly(page, text) {
     const before = await rowCount(page);
     if (call === 0) await page.keyboard.press("Enter");
     else await page.click("#classify");
-    await page.waitForFunction((n) => document.querySelectorAll("#history tr").length > n, {}, before);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("#history tr").length > n || document.body.dataset.state === "error", {}, before);
+    const state = await page.$eval("body", (body) => body.dataset.state);
+    if (state === "error") {
+      throw new Error(`the page refused to classify: ${await page.$eval("#status", (status) => status.textContent)}`);
+    }
     row = await page.$eval("#history tr", (tr) => ({...tr.dataset}));
     latencies.push(Number(row.latencyMs));
   }

@@ -73,8 +73,9 @@ class SquadTask(FineTuningTask):
         require(flags.do_train or flags.do_predict or self.exports(),
                 "nothing to do: give at least one of --do_train, --do_predict, --export_dir, --export_tflite")
         require(not flags.do_train or flags.train_file, "--do_train needs --train_file")
-        require(flags.predict_file or not (flags.do_train or flags.do_predict),
-                "--predict_file is needed (training evaluates on it to keep the best checkpoint)")
+        require(flags.predict_file or not flags.do_predict, "--do_predict needs --predict_file (the questions to answer)")
+        require(flags.predict_file or not flags.do_train,
+                "--do_train needs --predict_file (training evaluates on it to keep the best checkpoint)")
         for name in ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
                      "n_best_size", "max_answer_length", "doc_stride", "max_query_length", "start_n_top",
                      "end_n_top"):

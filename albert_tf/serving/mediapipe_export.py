@@ -64,7 +64,7 @@ def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEF
     if len(label_names) != classifier.num_labels:
         raise ValueError(f"{len(label_names)} label names for a classifier of {classifier.num_labels} labels")
     for label in label_names:  # the label file holds one name per line
-        if not label.strip() or any(char in label for char in "\r\n"):
+        if not isinstance(label, str) or not label.strip() or any(char in label for char in "\r\n"):
             raise ValueError(f"label name {label!r}: expected a non-empty name on one line")
 
     def probabilities(model, inputs):

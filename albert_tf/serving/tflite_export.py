@@ -45,7 +45,8 @@ def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS, stem="classifie
 
 def refuse_existing(paths):
     """Raises ValueError naming the files of `paths` that exist: a model in use is never replaced."""
-    existing = [path for path in paths if tf.io.gfile.exists(path)]
+    # A local name taken by a link to nothing counts too: publishing would fail on it after the work.
+    existing = [path for path in paths if (tf.io.gfile.exists(path) if "://" in path else os.path.lexists(path))]
     if existing:
         verb, pronoun = ("exists", "it") if len(existing) == 1 else ("exist", "them")
         raise ValueError(f"{', '.join(existing)} {verb}; remove {pronoun} or give another directory (a model in use "
