@@ -307,9 +307,9 @@ def _empty_contexts(tmp_path):
 ])
 def test_run_squad_names_a_bad_file_in_one_line(tmp_path, flag, make, words, warned):
     path = make(tmp_path)
-    files = {"train_file": path, "predict_file": SQUAD_DEV} if flag == "train_file" else {"predict_file": path}
-    code, stderr = run_script("run_squad.py", "--version_2_with_negative", "--do_train" if flag == "train_file"
-                              else "--do_predict", *[f"--{name}={value}" for name, value in files.items()],
+    files = {"train_file": SQUAD_DEV, "predict_file": SQUAD_DEV, flag: path}  # training reads --predict_file first
+    code, stderr = run_script("run_squad.py", "--version_2_with_negative", "--do_train",
+                              *[f"--{name}={value}" for name, value in files.items()],
                               f"--output_dir={tmp_path / 'out'}", f"--cached_dir={tmp_path / 'cache'}",
                               f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=64", "--doc_stride=32",
                               "--max_query_length=16")
@@ -324,7 +324,7 @@ def test_run_race_names_a_bad_passage_in_one_line(tmp_path, kind, words):
         data, path = _race_dir(tmp_path, {"options": "ABCD"})
     else:
         data, path = _race_dir(tmp_path, raw=_LATIN1_PASSAGE, make_directory=kind == "directory")
-    code, stderr = run_script("run_race.py", f"--data_dir={data}", "--do_eval", f"--output_dir={tmp_path / 'out'}",
+    code, stderr = run_script("run_race.py", f"--data_dir={data}", "--do_train", f"--output_dir={tmp_path / 'out'}",
                               f"--cached_dir={tmp_path / 'cache'}", f"--albert_config_file={TINY_CONFIG}",
                               "--max_seq_length=64", "--max_qa_length=16")
     assert_one_line_error(code, stderr, "--data_dir", path, *words)

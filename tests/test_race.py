@@ -125,7 +125,8 @@ def test_run_race_trains_evaluates_and_predicts(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("--do_eval",), "--data_dir is needed"),
     (("--export_dir=/tmp/never",), "holds no fine-tuned"),
-    (("--do_eval", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle: no RACE passages"),
+    (("--do_train", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle: no RACE passages"),
+    (("--do_eval", "--data_dir=/nonexistent"), "holds no fine-tuned"),
     (("--do_eval", "--data_dir=.", "--high_only", "--middle_only"), "exclude each other"),
     (("--do_eval", "--data_dir=.", "--max_seq_length=64", "--max_qa_length=62"), "leaves no room"),
     (("--flagfile=configs/race_readme.flags", "--data_dir=/nonexistent"), "/nonexistent/RACE/dev/middle"),

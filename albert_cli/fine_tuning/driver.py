@@ -59,19 +59,21 @@ class FineTuningRun:
         except ValueError as error:
             raise UsageError(f"--strategy: {error}") from None
         settle_kernels(flags)
-        self.require_a_model()
         if flags.do_train:
             try:
                 per_replica_batch_size(flags.train_batch_size, self.strategy.num_replicas_in_sync)
             except ValueError as error:
                 raise UsageError(f"--train_batch_size: {error}") from None
-        require_output_dir("output_dir", flags.output_dir)
-        lock_output_dir("output_dir", flags.output_dir)
-        self.cache_dir = flags.cached_dir or os.path.join(flags.output_dir, "features")
+        # --output_dir is checked before it is made: a refused run makes nothing there.
+        require_output_dir("output_dir", flags.output_dir, create=False)
         self.settings = None
         if task.settings_name is not None:
             self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config)
             check_run_settings(flags.output_dir, self.settings)
+        self.require_a_model()
+        require_output_dir("output_dir", flags.output_dir)
+        lock_output_dir("output_dir", flags.output_dir)
+        self.cache_dir = flags.cached_dir or os.path.join(flags.output_dir, "features")
 
     def require_a_model(self):
         """Without --do_train, evaluating, predicting or exporting needs a fine-tuned --output_dir or
