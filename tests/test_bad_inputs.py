@@ -1023,6 +1023,15 @@ def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make
     assert precious.read_text() == "a user's file"
 
 
+@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}'])
+def test_an_unreadable_seeds_summary_is_one_line_naming_it(tmp_path, content):
+    os.makedirs(tmp_path / "out")
+    (tmp_path / "out" / "seeds_summary.json").write_text(content)
+    code, stderr = run_script("run_classifier.py", "--do_eval", f"--output_dir={tmp_path / 'out'}")
+    assert_one_line(code, stderr, 2, "--output_dir", "seeds_summary.json is unreadable")
+    assert os.listdir(tmp_path / "out") == ["seeds_summary.json"]
+
+
 def test_run_classifier_refuses_a_run_lock_that_is_a_symlink(tmp_path):
     precious = tmp_path / "precious.txt"
     precious.write_text("a user's file")

@@ -146,6 +146,13 @@ def test_seeds_write_mean_std_and_best_over_the_runs(tmp_path):
     winner = max(per_seed, key=lambda metrics: metrics["pearson"])
     evaluated = read_json(output_dir, "eval_results.json")
     assert {name: evaluated[name] for name in winner} == pytest.approx(winner, abs=1e-6)
+    # So does a later --do_eval on the directory, without --do_train.
+    os.remove(os.path.join(output_dir, "eval_results.json"))
+    again = run_classifier("--task_name=STS-B", f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--do_eval",
+                           *TINY_RUN)
+    assert again.returncode == 0, again.stderr[-3000:]
+    evaluated = read_json(output_dir, "eval_results.json")
+    assert {name: evaluated[name] for name in winner} == pytest.approx(winner, abs=1e-6)
 
 
 # google-research/albert run_glue.sh: run_task <task> <warmup> <lr> <steps> <save every> <batch>, all

@@ -10,6 +10,7 @@ the backbone from the config, the task's head around it, then `--init_checkpoint
 (`cli.load_init_checkpoint`: the backbone always, the head when the checkpoint holds one that fits).
 """
 
+import json
 import os
 import sys
 
@@ -30,6 +31,9 @@ from albert_tf.io_utils import write_json
 from albert_tf.models import AlbertModel
 from albert_tf.training import evaluated_training
 from albert_tf.training.distribute import get_strategy, per_replica_batch_size
+
+
+SEEDS_SUMMARY_FILE = "seeds_summary.json"
 
 
 def compute_dtype(mixed_precision):
@@ -81,9 +85,25 @@ class FineTuningRun:
         flags, task = self.flags, self.task
         uses_model = ("do_eval" in flags and flags.do_eval) or flags.do_predict or task.exports()
         require(flags.do_train or not uses_model or flags.init_checkpoint
-                or evaluated_training.read_best_metrics(flags.output_dir) is not None,
+                or evaluated_training.read_best_metrics(self.fine_tuned_dir()) is not None,
                 f"--output_dir {flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
                 "--init_checkpoint was given")
+
+    def fine_tuned_dir(self):
+        """Where the model of --output_dir is: the best seed's directory of a --seeds run
+        (`seeds_summary.json`), else --output_dir itself."""
+        output_dir = self.flags.output_dir
+        path = os.path.join(output_dir, SEEDS_SUMMARY_FILE)
+        if not tf.io.gfile.exists(path):
+            return output_dir
+        try:
+            with tf.io.gfile.GFile(path, "r") as handle:
+                runs = json.load(handle)["runs"]
+            best = max(runs, key=lambda record: record["metrics"][self.task.selection_metric])
+            return os.path.join(output_dir, f"seed_{int(best['seed'])}")  # where it is now, if moved
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as error:
+            raise UsageError(f"--output_dir {output_dir}: {path} is unreadable ({error!r}); use another "
+                             "--output_dir") from None
 
     def build_model(self, seed, init_checkpoint=None):
         """The task's model: the backbone from the config (the run's dtype policy, kernel set and
@@ -116,7 +136,7 @@ class FineTuningRun:
         if len(seeds) > 1:
             summary = self.task.seeds_summary(records)
             summary["runs"] = records
-            write_json(os.path.join(self.flags.output_dir, "seeds_summary.json"), summary)
+            write_json(os.path.join(self.flags.output_dir, SEEDS_SUMMARY_FILE), summary)
             logging.info("over %d seeds: %s", len(seeds), {k: v for k, v in summary.items() if k != "runs"})
         return max(records, key=lambda record: record["metrics"][metric])["output_dir"]
 
@@ -155,7 +175,7 @@ def run(task):
     flags = task.flags
     started = FineTuningRun(task)
     task.read_dev(started.tokenizer, started.cache_dir)
-    output_dir = flags.output_dir
+    output_dir = started.fine_tuned_dir()
     if flags.do_train:
         if started.settings is not None:
             record_run_settings(flags.output_dir, started.settings)
