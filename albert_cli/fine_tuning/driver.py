@@ -175,11 +175,12 @@ def run(task):
     flags = task.flags
     started = FineTuningRun(task)
     task.read_dev(started.tokenizer, started.cache_dir)
-    output_dir = started.fine_tuned_dir()
     if flags.do_train:
         if started.settings is not None:
             record_run_settings(flags.output_dir, started.settings)
         output_dir = started.train()
+    else:
+        output_dir = started.fine_tuned_dir()
     do_eval = "do_eval" in flags and flags.do_eval
     if not (do_eval or flags.do_predict or task.exports()):
         return
