@@ -25,17 +25,26 @@ class BadInput(Exception):
     """Input the user must fix: one line, exit status 2."""
 
 
+def load_json(path):
+    """The JSON value in the file `path`; BadInput naming it if it cannot be read or parsed
+    (bench/task_library_squad.py reads its files with it too)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise BadInput(f"cannot read {path} ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise BadInput(f"{path} is not JSON ({error})") from None
+
+
 def read_questions(path):
     """The questions file, checked item by item: a list of objects with string "context" and "question"."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            questions = json.load(handle)
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read the questions ({error.strerror or error})") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: the questions are not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise BadInput(f"{path}: the questions are not JSON ({error})") from None
+        questions = load_json(path)
+    except BadInput as error:
+        raise BadInput(f"the questions: {error}") from None
     if not isinstance(questions, list):
         raise BadInput(f"{path}: expected a list of {{\"context\", \"question\"}} objects, got {type(questions).__name__}")
     for index, item in enumerate(questions):

@@ -2,12 +2,12 @@
 is `BadInput`, one line naming the flag, file and field (exit status 2), not a traceback after
 the work."""
 
-import json
 import os
 import tempfile
 import zipfile
 
 from albert_tf.io_utils import refuse_overwriting_inputs
+from bench import task_library_qa
 from albert_tf.text.tokenization import AlbertTokenizer
 
 _REQUIRED = object()
@@ -23,14 +23,9 @@ class BadInput(Exception):
 
 def _read_json(flag, path):
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except OSError as error:
-        raise BadInput(f"{flag}: cannot read {path} ({error.strerror or error})") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{flag}: {path} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise BadInput(f"{flag}: {path} is not JSON ({error})") from None
+        return task_library_qa.load_json(path)
+    except task_library_qa.BadInput as error:
+        raise BadInput(f"{flag}: {error}") from None
 
 
 def read_questions(squad_file):
