@@ -75,8 +75,8 @@ def main(argv):
                                       do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
                                       version=FLAGS.export_version, kernels=FLAGS.export_kernels,
                                       **request_bounds.request_bounds()),
-               FLAGS.export_tflite is not None and (lambda: export_tflite_embedder(
-                   encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length, pooling=FLAGS.tflite_pooling)))
+               (lambda: export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
+                                               pooling=FLAGS.tflite_pooling)) if FLAGS.export_tflite is not None else None)
 
 
 def console_main():

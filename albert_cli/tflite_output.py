@@ -23,14 +23,14 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
 
 def export_all(saved_models, tflite_files):
     """Runs `tflite_files()` (the LiteRT exports; returns their paths), then `saved_models()` (the
-    SavedModel exports; returns theirs), each only if given. The SavedModels come last: a model
+    SavedModel exports; returns theirs), each only if not None. The SavedModels come last: a model
     server watching their directory sees a version only once everything succeeded; if they fail or
     are stopped, the LiteRT files just written are removed. The command's outputs: all or none."""
     from albert_tf.io_utils import removed_on_failure  # pylint: disable=g-import-not-at-top
 
-    written = list(tflite_files()) if tflite_files else []
+    written = list(tflite_files()) if tflite_files is not None else []
     with removed_on_failure(written):
-        saved = list(saved_models()) if saved_models else []
+        saved = list(saved_models()) if saved_models is not None else []
     if written:
         print(f"wrote the LiteRT models {', '.join(written)}")
     if len(saved) == 1:

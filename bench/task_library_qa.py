@@ -22,7 +22,12 @@ import uuid
 
 
 class BadInput(Exception):
-    """Input the user must fix: one line, exit status 2."""
+    """One line for the user: `status` 2 for input to fix (bench/task_library_squad.py also says 1
+    when the Task Library's process failed otherwise)."""
+
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
 
 
 def load_json(path):
@@ -154,4 +159,4 @@ if __name__ == "__main__":
         main(*sys.argv[1:])
     except BadInput as error:
         print(f"error: {error}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(error.status)

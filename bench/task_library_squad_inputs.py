@@ -7,24 +7,16 @@ import tempfile
 import zipfile
 
 from albert_tf.io_utils import refuse_overwriting_inputs
-from bench import task_library_qa
 from albert_tf.text.tokenization import AlbertTokenizer
+from bench.task_library_qa import BadInput, load_json
 
 _REQUIRED = object()
 
 
-class BadInput(Exception):
-    """One line for the user: `status` 2 for input to fix, 1 when the Task Library's process failed otherwise."""
-
-    def __init__(self, message, status=2):
-        super().__init__(message)
-        self.status = status
-
-
 def _read_json(flag, path):
     try:
-        return task_library_qa.load_json(path)
-    except task_library_qa.BadInput as error:
+        return load_json(path)
+    except BadInput as error:
         raise BadInput(f"{flag}: {error}") from None
 
 

@@ -17,20 +17,14 @@ QA_SCRIPT = os.path.join(REPO, "bench", "task_library_qa.py")
 _ready = []
 
 
-def _imports_the_task_library():
-    if not os.path.exists(VENV_PYTHON):
-        return False
-    return subprocess.run([VENV_PYTHON, "-c", "import tflite_support.task.text"], capture_output=True).returncode == 0
-
-
 def task_library_python():
-    """The Task Library's python, installed (or repaired) once per test process if need be."""
+    """The Task Library's python, once per test process through bench/install_task_library.sh, which
+    is idempotent (under a second when all is there) and makes anew an environment that cannot import
+    tflite-support (an install stopped midway)."""
     if not _ready:
         with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among workers
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not _imports_the_task_library():
-                # The script recreates an environment that cannot import tflite-support.
-                subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
+            subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
         _ready.append(True)
     return VENV_PYTHON
 

@@ -136,10 +136,15 @@ class GlueTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        export_all(flags.export_dir and (lambda: [export_classifier(
-            model, self.glue_task, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
-            max_seq_length=flags.max_seq_length, version=flags.export_version, kernels=flags.export_kernels,
-            tflite_quantization=flags.export_serving_tflite, **request_bounds())]),
-                   flags.export_tflite and (lambda: export_tflite(model, flags.export_tflite, flags.spm_model_file,
-                                                                  self.glue_task.labels,
-                                                                  seq_length=flags.tflite_seq_length)))
+
+        def saved_models():
+            return [export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
+                                      do_lower_case=flags.do_lower_case, max_seq_length=flags.max_seq_length,
+                                      version=flags.export_version, kernels=flags.export_kernels,
+                                      tflite_quantization=flags.export_serving_tflite, **request_bounds())]
+
+        def tflite_files():
+            return export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.labels,
+                                 seq_length=flags.tflite_seq_length)
+
+        export_all(saved_models if flags.export_dir else None, tflite_files if flags.export_tflite else None)

@@ -173,9 +173,9 @@ class SquadTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        export_all(flags.export_dir and (lambda: [self.export_saved_model(model, predicted_metrics)]),
-                   flags.export_tflite and (lambda: export_tflite_question_answerer(model, flags.export_tflite,
-                                                                                    flags.spm_model_file)))
+        export_all((lambda: [self.export_saved_model(model, predicted_metrics)]) if flags.export_dir else None,
+                   (lambda: export_tflite_question_answerer(model, flags.export_tflite, flags.spm_model_file))
+                   if flags.export_tflite else None)
 
     def export_saved_model(self, model, predicted_metrics):
         flags = self.flags
