@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import tensorflow as tf
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +49,8 @@ def checkpoint_tensors(prefix):
 def differing_tensors(left, right):
     """The names of the tensors of two checkpoints (`checkpoint_tensors`) that are not bit-identical."""
     assert left.keys() == right.keys() and any("optimizer" in name for name in left)
-    return [name for name in left if left[name].tobytes() != right[name].tobytes()]
+    # np.asarray: the evaluation records are a string (bytes), the rest arrays.
+    return [name for name in left if np.asarray(left[name]).tobytes() != np.asarray(right[name]).tobytes()]
 
 
 def assert_resume_is_exact(run, tmp_path, killed_after_save, steps):

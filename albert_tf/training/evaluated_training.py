@@ -4,14 +4,14 @@ Unlike the original (which evaluated every saved checkpoint in an endless loop),
 inside training every `eval_every` steps, the best weights are written to `<output_dir>/best/`
 with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`, with the
 mean training loss of the steps since the one before as `train_loss`; both also go to TensorBoard
-under `<output_dir>/logs/{train,dev}`), and training ends after `train_steps`. Training resumes from the latest checkpoint in
+under `<output_dir>/logs/{train,dev}`), and training ends after `train_steps`. The records and the
+checkpoints are one state (`run_records`): a run killed between them is repaired when it resumes. Training resumes from the latest checkpoint in
 `<output_dir>/checkpoints/` if one exists, exactly where it stopped: the checkpoint holds the
 dropout seed generators, and the training data (`albert_tf.training.training_order`) skips the batches
 already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their own evaluation
 (`evaluate_fn(model) -> metrics`).
 """
 
-import json
 import math
 import os
 
@@ -22,32 +22,25 @@ from absl import logging
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint, write_json
+from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
 from albert_tf.progress import Progress
-from albert_tf.training.resume_check import cannot_resume, check_resumable, mismatches
+from albert_tf.training import run_records
+from albert_tf.training.resume_check import cannot_resume, check_resumable, damaged, mismatches
 from albert_tf.training.tensorboard_log import TensorBoardLog
 
 class FineTuningDiverged(NamesSettings, RuntimeError):
     """The loss or a dev metric became NaN or infinite; nothing after it was saved."""
 
 
-BEST_METRICS_FILE = "best_metrics.json"
-EVAL_HISTORY_FILE = "eval_history.json"
+BEST_METRICS_FILE = run_records.BEST_METRICS_FILE
+EVAL_HISTORY_FILE = run_records.EVAL_HISTORY_FILE
+read_best_metrics = run_records.read_best_metrics
 # The key of an `eval_history.json` record that is not a dev metric.
 TRAIN_LOSS_KEY = "train_loss"
 
 
 def best_checkpoint_prefix(output_dir):
     return os.path.join(output_dir, BEST_CHECKPOINT_PREFIX)
-
-
-def read_best_metrics(output_dir):
-    """{"step", "metrics"} of the best evaluation so far in `output_dir`, or None."""
-    path = os.path.join(output_dir, BEST_METRICS_FILE)
-    if not tf.io.gfile.exists(path):
-        return None
-    with tf.io.gfile.GFile(path, "r") as handle:
-        return json.load(handle)
 
 
 def start_message(output_dir, train_steps, steps_setting):
@@ -65,39 +58,52 @@ def start_message(output_dir, train_steps, steps_setting):
 
 def best_model_text(output_dir, selection_metric):
     """Which weights `restore_best` reads, for the commands to say what they evaluate or export."""
-    best = read_best_metrics(output_dir)
+    best = read_best_metrics(output_dir, selection_metric)
     return (f"the best fine-tuned model {best_checkpoint_prefix(output_dir)} (step {best['step']}, "
             f"dev {selection_metric}={best['metrics'][selection_metric]:.4f})")
 
 
 def restore_best(model, output_dir):
+    """Reads the best weights of `output_dir` into `model`; a `best/` that is damaged, of another
+    model, or of another step than `best_metrics.json` names is a SettingError naming it."""
     prefix = best_checkpoint_prefix(output_dir)
+    damage = damaged(prefix)
+    if damage is not None:
+        raise SettingError("{output_dir} {directory}: its best model {prefix} is damaged ({damage}); run again "
+                           "with {do_train} to resume training, or use another {output_dir}",
+                           directory=output_dir, prefix=prefix, damage=damage)
     problems = mismatches(prefix, model)
     if problems:
         raise SettingError("{output_dir} {directory}: its best model {prefix} does not fit this task and "
                            "config ({problems}); use the task and {albert_config_file} it was trained "
                            "with, or another {output_dir}", directory=output_dir, prefix=prefix, problems=problems)
+    best, held = read_best_metrics(output_dir), run_records.best_step(prefix)
+    if held is not None and (best is None or best["step"] != held):
+        raise SettingError("{output_dir} {directory}: {path} names step {named}, but {prefix} holds step {held} "
+                           "(a run stopped between the two): run again with {do_train} to repair them",
+                           directory=output_dir, path=os.path.join(output_dir, BEST_METRICS_FILE),
+                           named=best and best["step"], prefix=prefix, held=held)
     tf.train.Checkpoint(model=model).read(prefix).expect_partial()
 
 
 class EvaluateAndKeepBest(keras.callbacks.Callback):
     """Every epoch (`eval_every` steps): evaluate, checkpoint, keep the best by `selection_metric`
-    (higher is better); `saved_model` is what the checkpoints hold."""
+    (higher is better); `manager` writes the training checkpoints, `best_checkpoint` the best weights,
+    both with `records` (`run_records.EvalRecords`).
 
-    def __init__(self, evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir):
+    Written in this order, so that a kill at any point leaves a state `run_records.repair` makes
+    whole: the training checkpoint with the records (the commit), then `best/` with them, then the
+    JSON copies."""
+
+    def __init__(self, evaluate_fn, selection_metric, manager, best_checkpoint, records, train_steps, output_dir):
         super().__init__()
         self.evaluate_fn = evaluate_fn
         self.selection_metric = selection_metric
-        self.best_checkpoint = tf.train.Checkpoint(model=saved_model)
+        self.records = records
+        self.best_checkpoint = best_checkpoint
         self.manager = manager
         self.train_steps = train_steps
         self.output_dir = output_dir
-        self.best = read_best_metrics(output_dir)
-        history_path = os.path.join(output_dir, EVAL_HISTORY_FILE)
-        self.history = []
-        if tf.io.gfile.exists(history_path):
-            with tf.io.gfile.GFile(history_path, "r") as handle:
-                self.history = json.load(handle)
         self.tensorboard = TensorBoardLog(output_dir)
         self.progress = None
 
@@ -122,18 +128,20 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         if not all(math.isfinite(value) for value in metrics.values() if isinstance(value, float)):
             self._diverged(f"non-finite dev metrics at step {step}: {metrics}")
         train_loss = float(logs["loss"])  # Keras' mean over this epoch's steps: those since the last evaluation
-        self.history.append({"step": step, TRAIN_LOSS_KEY: train_loss, **metrics})
+        records = self.records
+        records.history.append({"step": step, TRAIN_LOSS_KEY: train_loss, **metrics})
+        score = metrics[self.selection_metric]
+        improved = records.best is None or score > records.best["metrics"][self.selection_metric]
+        if improved:
+            records.best = {"step": step, "metrics": metrics}
         self.tensorboard.write("train", step, {"loss": train_loss})
         self.tensorboard.write("dev", step, {name: value for name, value in metrics.items()
                                              if isinstance(value, (int, float)) and not isinstance(value, bool)})
         save_checkpoint(self.manager, step)
         logging.info("step %d: %s", step, ", ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
-        score = metrics[self.selection_metric]
-        if self.best is None or score > self.best["metrics"][self.selection_metric]:
+        if improved:
             self.best_checkpoint.write(best_checkpoint_prefix(self.output_dir))
-            self.best = {"step": step, "metrics": metrics}
-            write_json(os.path.join(self.output_dir, BEST_METRICS_FILE), self.best)
-        write_json(os.path.join(self.output_dir, EVAL_HISTORY_FILE), self.history)
+        run_records.write_files(self.output_dir, records)
 
     def on_train_end(self, logs=None):
         self.progress.close()
@@ -164,21 +172,37 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     remove_checkpoint_partials(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
     optimizer.build(model.trainable_variables)
-    checkpoint = tf.train.Checkpoint(model=saved_model, optimizer=optimizer,
-                                     dropout_seeds=dropout_seed_states(saved_model))
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
+    state = dict(model=saved_model, optimizer=optimizer, dropout_seeds=dropout_seed_states(saved_model))
+    records = run_records.EvalRecords()
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(**state, records=records),
+                                         os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
                                          max_to_keep=keep_checkpoint_max)
     check_resumable(manager.directory, saved_model)
-    if manager.latest_checkpoint:
+    latest = manager.latest_checkpoint
+    stored = run_records.stored_records(latest) if latest else None
+    if latest:
+        # A checkpoint written before the records rode in it restores without them.
+        restored = manager.checkpoint if stored is not None else tf.train.Checkpoint(**state)
         try:
-            manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+            restored.restore(latest).assert_existing_objects_matched()
         except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
             raise cannot_resume(manager.directory, error) from None
     done_steps = int(optimizer.iterations.numpy())
-    callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, saved_model, manager, train_steps, output_dir)
+    best_checkpoint = tf.train.Checkpoint(model=saved_model, records=records)
+    if stored is None:  # a fresh run, or an older one: its JSON files are its records
+        records.best = read_best_metrics(output_dir, selection_metric)
+        records.history = run_records.read_history(output_dir)
+    else:
+        repaired = run_records.repair(output_dir, records, done_steps, best_checkpoint_prefix(output_dir),
+                                      lambda: best_checkpoint.write(best_checkpoint_prefix(output_dir)))
+        if repaired:
+            logging.warning("%s: rewrote %s from %s (a run stopped before writing them)", output_dir,
+                            ", ".join(repaired), latest)
+    callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, manager, best_checkpoint, records, train_steps,
+                                   output_dir)
     if done_steps < train_steps:
         model.fit(train_dataset.skip(done_steps), epochs=math.ceil(train_steps / eval_every),
                   initial_epoch=done_steps // eval_every,
                   steps_per_epoch=eval_every, callbacks=[callback], verbose=0,
                   shuffle=False)  # the dataset shuffles itself
-    return callback.best
+    return records.best
