@@ -60,6 +60,7 @@ flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifie
                     "that MediaPipe's TextClassifier runs on raw text to this directory (single-text tasks).")
 flags.DEFINE_integer("tflite_seq_length", 128, "With --export_tflite: the tokens of the models' input shape; "
                      "MediaPipe truncates and pads every text to it.", lower_bound=3)
+task_flags.refuse_empty("export_dir", "export_tflite")
 flags.DEFINE_enum("export_serving_tflite", None, list(TFLITE_QUANTIZATIONS),
                   "With --export_dir: also put the classifier's LiteRT model (float32 or dynamic-range int8 "
                   "weights) in the version directory as model.tflite, which TF Serving serves instead of the "

@@ -52,6 +52,13 @@ def lock_output_dir(flag, path):
     _held[os.path.realpath(path)] = handle
 
 
+def unlock_output_dir(path):
+    """Releases the lock of `path` this process holds (before the directory is removed)."""
+    handle = _held.pop(os.path.realpath(path), None)
+    if handle is not None:
+        handle.close()
+
+
 def _open_lock_file(flag, lock_path):
     """The lock file, opened for update; never through a link: the lock is rewritten, and a link
     would carry that write to the file it names."""

@@ -40,6 +40,7 @@ flags.DEFINE_integer("warmup_step", 1000, "Linear warmup steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 100, "Evaluate and checkpoint every this many steps.")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel choosing options from raw text "
                     "(<export_dir>/<version>/).")
+task_flags.refuse_empty("export_dir")
 export_version.define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags(MAX_RACE_QUESTIONS, rows="questions (4 model rows each)")

@@ -1,12 +1,16 @@
 """What a fine-tuning `--output_dir` was trained for, so that a later run there continues only that run.
 
-A SQuAD 1.1 checkpoint restores into a 2.0 model's encoder, one trained at another sequence
-length restores without a word, and the task heads are not compared by name; resuming such a
-directory would silently mix two runs. The training settings are written to
-`<output_dir>/run_settings.json` when training starts, and every later run in that directory
-compares its own with them first.
+A checkpoint of one task restores into another task's model of the same shapes (SST-2 into CoLA,
+SQuAD 1.1 into 2.0), one trained at another sequence length or with another SentencePiece model
+of the same size restores without a word; resuming, evaluating or exporting such a directory would
+silently mix two runs. Every task's training records its settings in `<output_dir>/run_settings.json`
+when it starts (task, sequence length, config, a hash of the SentencePiece model; and the training
+flags); every later command there (--do_train, --do_eval, --do_predict, the exports) compares its
+own with them before any work, once the directory holds a trained model. A record written by an
+older version lacks some keys: those are not compared (and a resumed training adds them).
 """
 
+import hashlib
 import json
 import os
 
@@ -15,41 +19,112 @@ import tensorflow as tf
 from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
 from albert_tf.io_utils import write_json
+from albert_tf.training.run_records import BEST_METRICS_FILE
 
 SETTINGS_FILE = "run_settings.json"
+SPM_HASH_KEY = "spm_model_sha256"
+TRAINING_KEY = "training"  # the record's object of training flags
+# Resuming with another value would train the remaining steps on other batches than the run's
+# (the data order follows from the batch size and the seed), so that the result is no run at all.
+RESUME_REFUSED = ("train_batch_size", "seed")
+# A resumed run may change these (a lower learning rate after a divergence, more steps): said.
+RESUME_SAID = ("learning_rate", "warmup_step", "warmup_proportion", "train_step", "num_train_epochs")
 
 
-def run_settings(task, max_seq_length, config):
-    """The settings two runs must share to use one `--output_dir`: task, sequence length, model config."""
-    settings = {"task": task, "max_seq_length": max_seq_length}
+def file_sha256(path):
+    """The SHA-256 of the file's content, in hex."""
+    digest = hashlib.sha256()
+    with tf.io.gfile.GFile(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_settings(task, max_seq_length, config, spm_model_file):
+    """The settings two runs must share to use one `--output_dir`: task, sequence length, model
+    config and SentencePiece model (its content's hash)."""
+    settings = {"task": task, "max_seq_length": max_seq_length, SPM_HASH_KEY: file_sha256(spm_model_file)}
     settings.update({f"albert_config.{name}": value for name, value in config.to_dict().items()})
     return settings
 
 
-def check_run_settings(output_dir, settings):
-    """Raises UsageError if `output_dir` holds a run of other `settings` (or an unreadable record of one)."""
+def training_settings(flag_values):
+    """The training flags of `RESUME_REFUSED` and `RESUME_SAID` the command has, {name: value}."""
+    return {name: flag_values[name].value for name in RESUME_REFUSED + RESUME_SAID if name in flag_values}
+
+
+def holds_a_trained_model(output_dir):
+    """Whether `output_dir` (or a --seeds run's `seed_*/` in it) holds training checkpoints or a best model."""
+    for run_dir in [output_dir, *tf.io.gfile.glob(os.path.join(output_dir, "seed_*"))]:
+        if tf.io.gfile.exists(os.path.join(run_dir, BEST_METRICS_FILE)) or tf.io.gfile.glob(
+                os.path.join(run_dir, TRAINING_CHECKPOINT_DIR, "*.index")):
+            return True
+    return False
+
+
+def read_run_settings(output_dir):
+    """The record of `output_dir`, or None; an unreadable one is a UsageError naming it."""
     path = os.path.join(output_dir, SETTINGS_FILE)
     if not tf.io.gfile.exists(path):
-        return
+        return None
     try:
         with tf.io.gfile.GFile(path, "r") as handle:
             stored = json.load(handle)
-        if not isinstance(stored, dict):
-            raise ValueError("not a JSON object")
-    except (ValueError, UnicodeDecodeError) as error:
+        if not isinstance(stored, dict) or not isinstance(stored.get(TRAINING_KEY, {}), dict):
+            raise ValueError("not a JSON object of settings")
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise UsageError(f"--output_dir {output_dir}: {path} is unreadable ({error}); use another --output_dir") \
             from None
-    differ = [f"{name} {stored.get(name)!r} there, {value!r} here" for name, value in settings.items()
-              if stored.get(name) != value]
+    return stored
+
+
+def _difference(name, there, here):
+    if name == SPM_HASH_KEY:
+        return (f"{name} {str(there)[:12]}... there, {here[:12]}... here: --spm_model_file is another "
+                "SentencePiece model than the run's")
+    return f"{name} {there!r} there, {here!r} here"
+
+
+def check_run_settings(output_dir, settings):
+    """Raises UsageError if `output_dir` holds a trained run of other `settings` (or an unreadable
+    record of one)."""
+    stored = read_run_settings(output_dir)
+    if stored is None or not holds_a_trained_model(output_dir):
+        return
+    differ = [_difference(name, stored[name], value) for name, value in settings.items()
+              if name in stored and stored[name] != value]
     if differ:
         raise UsageError(f"--output_dir {output_dir} holds a {stored.get('task')} run of other settings "
                          f"({'; '.join(differ[:3])}); use another --output_dir, or the settings it was trained with")
 
 
-def record_run_settings(output_dir, settings):
-    """Records `settings` for a fresh run; a directory with training checkpoints but no record (another
-    task's, or an older run's) is left to the resume's own checkpoint checks, unmarked."""
-    path = os.path.join(output_dir, SETTINGS_FILE)
-    if tf.io.gfile.exists(path) or tf.io.gfile.glob(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR, "*.index")):
+def check_resume(output_dir, training):
+    """Before resuming the trained run of `output_dir` with the flags `training` (`training_settings`):
+    a UsageError if one of `RESUME_REFUSED` differs from the record, else the lines that say which of
+    `RESUME_SAID` changed."""
+    stored = read_run_settings(output_dir)
+    if stored is None or not holds_a_trained_model(output_dir):
+        return []
+    there = stored.get(TRAINING_KEY, {})
+    changed = {name: (there[name], value) for name, value in training.items() if name in there and there[name] != value}
+    refused = [f"--{name}={value} (the run's {old})" for name, (old, value) in changed.items() if name in RESUME_REFUSED]
+    if refused:
+        raise UsageError(f"--output_dir {output_dir}: resuming with {', '.join(refused)} would train the rest of the "
+                         "run on other batches than its own (the data order follows from --train_batch_size and "
+                         "--seed); give the run's values, or another --output_dir")
+    return [f"resuming with --{name}={value} (the run had {old})" for name, (old, value) in changed.items()]
+
+
+def record_run_settings(output_dir, settings, training):
+    """Records `settings` and `training` as training starts: anew in a directory without a trained
+    model; in a trained one, with this run's training flags (said by `check_resume`) and the keys
+    an older record lacked. A trained directory without a record (an older run's) is left to the
+    resume's own checkpoint checks, unmarked."""
+    stored = read_run_settings(output_dir)
+    if not holds_a_trained_model(output_dir):
+        stored = {}
+    elif stored is None:
         return
-    write_json(path, settings)
+    record = {**settings, **stored, TRAINING_KEY: {**stored.get(TRAINING_KEY, {}), **training}}
+    if record != stored:
+        write_json(os.path.join(output_dir, SETTINGS_FILE), record)

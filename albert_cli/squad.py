@@ -52,6 +52,7 @@ flags.DEFINE_float("null_score_diff_threshold", None,
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering raw text (<export_dir>/<version>/).")
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of a SQuAD v1.1 model (float32 and dynamic-range int8) "
                     "that the TFLite Task Library's BertQuestionAnswerer runs on raw text to this directory.")
+task_flags.refuse_empty("export_dir", "export_tflite")
 export_version.define_export_version_flag()
 flags.adopt_module_key_flags(export_version)  # shown by --help
 request_bounds.define_request_bound_flags(rows="questions", windows=True)

@@ -7,6 +7,8 @@ from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 
+MAX_SEED = 2**32 - 1  # what NumPy's and Keras' seeding take
+
 
 def require_init_checkpoint_for_extend_positions():
     """--extend_positions alone would be accepted and do nothing: refused as the flags are parsed."""
@@ -14,6 +16,14 @@ def require_init_checkpoint_for_extend_positions():
         ["extend_positions", "init_checkpoint"],
         lambda values: not values["extend_positions"] or values["init_checkpoint"],
         message="--extend_positions extends the position table of --init_checkpoint: give --init_checkpoint too")
+
+
+def refuse_empty(*names):
+    """`--name=` (an empty path) is refused as the flags are parsed, naming the flag, rather than taken
+    for the flag not given ("nothing to do"). Call before the command's own flag validators."""
+    for name in names:
+        flags.register_validator(name, lambda value: value is None or value.strip(),
+                                 message=f"--{name} is empty; give a directory")
 
 
 def define_task_flags(output_dir):
@@ -34,7 +44,7 @@ def define_task_flags(output_dir):
     flags.DEFINE_integer("keep_checkpoint_max", 5, "Training checkpoints kept (the best one is kept apart).",
                          lower_bound=1)
     flags.DEFINE_enum("optimizer", "adamw", OPTIMIZER_NAMES, "Optimizer, as the original's.")
-    flags.DEFINE_integer("seed", 12345, "Random seed (with --seeds: the first).")
+    flags.DEFINE_integer("seed", 12345, "Random seed (with --seeds: the first).", lower_bound=0, upper_bound=MAX_SEED)
     flags.DEFINE_enum("strategy", None, STRATEGY_NAMES, "tf.distribute strategy (default: from the hardware).")
     flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
     flags.DEFINE_enum("mixed_precision", "float32", PRECISION_POLICIES,

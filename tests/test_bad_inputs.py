@@ -1023,7 +1023,8 @@ def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make
     assert precious.read_text() == "a user's file"
 
 
-@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}'])
+@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}',
+                                     '{"runs": [{"seed": Infinity, "metrics": {"accuracy": 1}}]}'])
 def test_an_unreadable_seeds_summary_is_one_line_naming_it(tmp_path, content):
     os.makedirs(tmp_path / "out")
     (tmp_path / "out" / "seeds_summary.json").write_text(content)

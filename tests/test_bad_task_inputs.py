@@ -7,7 +7,8 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_cli.run_settings import SETTINGS_FILE, check_run_settings, record_run_settings, run_settings
+from albert_cli.run_settings import (SETTINGS_FILE, check_resume, check_run_settings, read_run_settings,
+                                     record_run_settings, run_settings)
 from albert_cli.cli import UsageError
 from albert_tf.config import AlbertConfig
 from albert_tf.glue import features as glue_features
@@ -111,20 +112,37 @@ def test_run_squad_names_a_damaged_cache_in_one_line(tmp_path, tokenizer):
     assert_one_line_error(code, stderr, "--predict_file", path, "damaged")
 
 
-def _settings(task="squad v2.0", max_seq_length=384, hidden_size=None):
+def _settings(task="squad v2.0", max_seq_length=384, hidden_size=None, spm_model_file=SPM_MODEL):
     config = AlbertConfig.from_json_file(TINY_CONFIG)
     if hidden_size is not None:
         config = AlbertConfig.from_dict(dict(config.to_dict(), hidden_size=hidden_size))
-    return run_settings(task, max_seq_length, config)
+    return run_settings(task, max_seq_length, config, spm_model_file)
+
+
+def _other_spm_model(directory):
+    """A SentencePiece model of the official one's pieces, another file: an unknown protobuf field
+    (number 100, varint 1) appended, which the parser keeps and ignores."""
+    path = os.path.join(directory, "other.model")
+    open(path, "wb").write(open(SPM_MODEL, "rb").read() + bytes([0xA0, 0x06, 0x01]))
+    return path
+
+
+def _trained(output_dir, record):
+    """`output_dir` holding `record` and a training checkpoint (of nothing: the record is read first)."""
+    os.makedirs(os.path.join(output_dir, "checkpoints"), exist_ok=True)
+    open(os.path.join(output_dir, "checkpoints", "ckpt-2.index"), "wb").close()
+    with open(os.path.join(output_dir, SETTINGS_FILE), "w") as handle:
+        json.dump(record, handle)
 
 
 @pytest.mark.parametrize("there, words", [
     (_settings(task="race"), ["a race run", "task 'race' there, 'squad v2.0' here"]),
     (_settings(max_seq_length=512), ["max_seq_length 512 there, 384 here"]),
     (_settings(hidden_size=256), ["albert_config.hidden_size 256 there, 128 here"]),
+    (_settings(spm_model_file=TINY_CONFIG), ["spm_model_sha256", "--spm_model_file is another SentencePiece model"]),
 ])
 def test_an_output_dir_of_another_run_says_what_is_there_and_what_was_expected(tmp_path, there, words):
-    record_run_settings(str(tmp_path), there)
+    _trained(str(tmp_path), there)
     with pytest.raises(UsageError) as error:
         check_run_settings(str(tmp_path), _settings())
     assert all(word in str(error.value) for word in words), str(error.value)
@@ -134,11 +152,29 @@ def test_an_output_dir_of_another_run_says_what_is_there_and_what_was_expected(t
 def test_run_settings_are_not_written_over_another_runs_checkpoints(tmp_path):
     os.makedirs(tmp_path / "checkpoints")
     (tmp_path / "checkpoints" / "ckpt-2.index").write_bytes(b"")
-    record_run_settings(str(tmp_path), _settings())
+    record_run_settings(str(tmp_path), _settings(), {})
     assert not os.path.exists(tmp_path / SETTINGS_FILE)
     (tmp_path / SETTINGS_FILE).write_text("[1, 2")
     with pytest.raises(UsageError, match="is unreadable"):
         check_run_settings(str(tmp_path), _settings())
+
+
+def test_an_older_record_is_compared_on_the_keys_it_has_and_completed_by_training(tmp_path):
+    older = {name: value for name, value in _settings().items() if name != "spm_model_sha256"}
+    _trained(str(tmp_path), older)
+    check_run_settings(str(tmp_path), _settings(spm_model_file=TINY_CONFIG))  # nothing recorded to compare
+    assert check_resume(str(tmp_path), {"seed": 1}) == []
+    record_run_settings(str(tmp_path), _settings(), {"seed": 1})
+    assert read_run_settings(str(tmp_path)) == {**_settings(), "training": {"seed": 1}}
+    with pytest.raises(UsageError, match="spm_model_sha256"):
+        check_run_settings(str(tmp_path), _settings(spm_model_file=TINY_CONFIG))
+
+
+def test_a_record_without_a_trained_model_binds_nothing_and_is_written_anew(tmp_path):
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps(_settings(task="race")))  # a run stopped before step 1
+    check_run_settings(str(tmp_path), _settings())
+    record_run_settings(str(tmp_path), _settings(), {"seed": 3})
+    assert read_run_settings(str(tmp_path)) == {**_settings(), "training": {"seed": 3}}
 
 
 @pytest.mark.parametrize("script, args, there, words", [
@@ -150,7 +186,7 @@ def test_run_settings_are_not_written_over_another_runs_checkpoints(tmp_path):
 def test_the_runners_refuse_an_output_dir_of_another_run(tmp_path, script, args, there, words):
     output_dir = str(tmp_path / "out")
     os.makedirs(output_dir)
-    record_run_settings(output_dir, there)
+    _trained(output_dir, there)
     data = write_race(tmp_path / "race", splits=("dev",))
     code, stderr = run_script(script, f"--output_dir={output_dir}", *[a.format(data=data) for a in args])
     assert_one_line_error(code, stderr, f"--output_dir {output_dir}", *words)
@@ -328,3 +364,98 @@ def test_run_race_names_a_bad_passage_in_one_line(tmp_path, kind, words):
                               f"--cached_dir={tmp_path / 'cache'}", f"--albert_config_file={TINY_CONFIG}",
                               "--max_seq_length=64", "--max_qa_length=16")
     assert_one_line_error(code, stderr, "--data_dir", path, *words)
+
+
+# --- issue 60: a run directory of any task knows its run; flags refused before any work ------------
+
+_GLUE = ["--max_seq_length=32", "--train_batch_size=8", "--save_checkpoints_steps=2", "--train_step=4"]
+
+
+@pytest.fixture(scope="module")
+def sst2_run(tmp_path_factory):
+    """(GLUE data, a finished 4-step SST-2 run) with the bundled data's first rows."""
+    from glue_test_data import head_of_shipped
+
+    root = tmp_path_factory.mktemp("sst2_run")
+    data = str(root / "glue")
+    for task_dir in ("SST-2", "CoLA", "MRPC"):
+        head_of_shipped(data, task_dir, 16)
+    output_dir = str(root / "base")
+    code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={output_dir}", "--do_train",
+                              *_GLUE)
+    assert code == 0, stderr[-3000:]
+    return data, output_dir
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--task_name=CoLA", "--do_train", "--train_step=6"], ["holds a SST-2 run", "task 'SST-2' there, 'CoLA' here"]),
+    (["--task_name=MRPC", "--do_eval"], ["holds a SST-2 run", "task 'SST-2' there, 'MRPC' here"]),
+    (["--do_eval", "--spm_model_file={other_spm}"], ["spm_model_sha256", "another SentencePiece model than the run's"]),
+    (["--export_dir={tmp}/export", "--max_seq_length=64"], ["max_seq_length 32 there, 64 here"]),
+    (["--do_train", "--train_step=6", "--train_batch_size=4"], ["resuming with --train_batch_size=4 (the run's 8)",
+                                                               "other batches than its own"]),
+    (["--do_train", "--train_step=6", "--seed=7"], ["resuming with --seed=7 (the run's 12345)"]),
+], ids=["another-task-trained", "another-task-evaluated", "another-spm-model", "another-length-exported",
+        "another-batch-size", "another-seed"])
+def test_a_glue_run_directory_refuses_another_run_before_any_work(tmp_path, sst2_run, args, words):
+    import shutil
+
+    from test_bad_inputs import assert_inputs_kept_and_nothing_left, file_hashes
+
+    data, base = sst2_run
+    output_dir = str(tmp_path / "run")
+    shutil.copytree(base, output_dir)
+    values = {"tmp": tmp_path, "other_spm": _other_spm_model(str(tmp_path))}
+    before = file_hashes(str(tmp_path))
+    code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={output_dir}", *_GLUE,
+                              *[arg.format(**values) for arg in args])
+    assert_one_line_error(code, stderr, f"--output_dir {output_dir}", *words)
+    assert_inputs_kept_and_nothing_left(str(tmp_path), before, allowed=["run/.run.lock"])
+
+
+def test_resuming_with_another_learning_rate_says_so_and_records_it(tmp_path, sst2_run):
+    import shutil
+
+    data, base = sst2_run
+    output_dir = str(tmp_path / "run")
+    shutil.copytree(base, output_dir)
+    code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={output_dir}", "--do_train",
+                              *_GLUE, "--learning_rate=1e-4")
+    assert code == 0, stderr[-3000:]
+    assert "resuming with --learning_rate=0.0001 (the run had 5e-05)" in stderr, stderr
+    assert read_run_settings(output_dir)["training"]["learning_rate"] == 1e-4
+
+
+def test_a_run_refused_for_its_data_leaves_no_output_dir(tmp_path):
+    data = str(tmp_path / "glue")
+    os.makedirs(os.path.join(data, "SST-2"))
+    open(os.path.join(data, "SST-2", "dev.tsv"), "w").write("sentence\tlabel\nfine\t7\n")
+    code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={tmp_path / 'out'}",
+                              "--do_train", *_GLUE)
+    assert_one_line_error(code, stderr, "dev.tsv")
+    assert not os.path.lexists(tmp_path / "out")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--seed=-1"], ["flag --seed=-1", "not an integer in the range [0, 4294967295]"]),
+    ([f"--seed={2**32}"], [f"flag --seed={2**32}", "not an integer in the range"]),
+    ([f"--seed={2**32 - 2}", "--seeds=3"], [f"--seed {2**32 - 2} with --seeds 3 reaches seed {2**32}"]),
+    (["--warmup_step=5", "--train_step=4"], ["--warmup_step 5 exceeds --train_step 4"]),
+    (["--export_tflite="], ["flag --export_tflite=", "--export_tflite is empty; give a directory"]),
+    (["--export_dir= "], ["--export_dir is empty; give a directory"]),
+], ids=["seed-negative", "seed-2**32", "seeds-past-2**32", "warmup-above-steps", "empty-export-tflite",
+        "empty-export-dir"])
+def test_run_classifier_refuses_bad_run_flags_before_any_work(tmp_path, args, words):
+    code, stderr = run_script("run_classifier.py", "--do_train", f"--output_dir={tmp_path / 'out'}", *args)
+    assert_one_line_error(code, stderr, *words)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("script, args", [
+    ("run_squad.py", ["--do_predict", f"--predict_file={SQUAD_DEV}", "--export_tflite="]),
+    ("run_race.py", ["--do_eval", "--data_dir=RACE", "--seed=-1"]),
+])
+def test_squad_and_race_refuse_bad_run_flags_before_any_work(tmp_path, script, args):
+    code, stderr = run_script(script, f"--output_dir={tmp_path / 'out'}", *args)
+    assert_one_line_error(code, stderr, "flag --" + args[-1].split("=")[0].lstrip("-"))
+    assert os.listdir(tmp_path) == []

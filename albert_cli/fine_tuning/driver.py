@@ -2,16 +2,18 @@
 for any `FineTuningTask`.
 
 `run(task)`: the task's flag checks; start-up (determinism, the export directory, tokenizer and
-config, the distribution strategy, the kernel set, the locked output directory, the run record);
-training with resume (one run per seed, the best checkpoint kept by the task's metric); then the
+config, the distribution strategy, the kernel set, the locked output directory, the run record
+compared); training with resume (the run record written as it starts) (one run per seed, the best checkpoint kept by the task's metric); then the
 model to evaluate, predict with and export (the best fine-tuned one, else `--init_checkpoint`'s)
-and the task's evaluation, predictions and exports. Every task model is built by `build_model`:
+and the task's evaluation, predictions and exports. A command that fails leaves no `--output_dir` it
+made that holds no trained model. Every task model is built by `build_model`:
 the backbone from the config, the task's head around it, then `--init_checkpoint`
 (`cli.load_init_checkpoint`: the backbone always, the head when the checkpoint holds one that fits).
 """
 
 import json
 import os
+import shutil
 import sys
 
 import keras
@@ -23,8 +25,9 @@ from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require
                             start_determinism)
 from albert_cli.export_version import check_export_version_is_new
 from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, load_tokenizer_and_config
-from albert_cli.output_lock import lock_output_dir
-from albert_cli.run_settings import check_run_settings, record_run_settings, run_settings
+from albert_cli.output_lock import lock_output_dir, unlock_output_dir
+from albert_cli.run_settings import (check_resume, check_run_settings, holds_a_trained_model, record_run_settings,
+                                     run_settings, training_settings)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import write_json
@@ -49,6 +52,10 @@ class FineTuningRun:
         self.task, self.flags = task, flags
         task.check_flags()
         require_positive_finite("learning_rate", flags.learning_rate)
+        if flags.do_train and "warmup_step" in flags:
+            require(flags.warmup_step <= flags.train_step,
+                    f"--warmup_step {flags.warmup_step} exceeds --train_step {flags.train_step}: the learning rate "
+                    "would never reach --learning_rate")
         start_determinism(flags)
         if flags.export_dir is not None:
             require_output_dir("export_dir", flags.export_dir, create=False)
@@ -70,11 +77,13 @@ class FineTuningRun:
                 raise UsageError(f"--train_batch_size: {error}") from None
         # --output_dir is checked before it is made: a refused run makes nothing there.
         require_output_dir("output_dir", flags.output_dir, create=False)
-        self.settings = None
-        if task.settings_name is not None:
-            self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config)
-            check_run_settings(flags.output_dir, self.settings)
+        self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config, flags.spm_model_file)
+        check_run_settings(flags.output_dir, self.settings)
+        if flags.do_train:
+            for line in check_resume(flags.output_dir, training_settings(flags)):
+                sys.stderr.write(line + "\n")
         self.require_a_model()
+        self.made_output_dir = "://" not in flags.output_dir and not os.path.lexists(flags.output_dir)
         require_output_dir("output_dir", flags.output_dir)
         lock_output_dir("output_dir", flags.output_dir)
         self.cache_dir = flags.cached_dir or os.path.join(flags.output_dir, "features")
@@ -89,6 +98,13 @@ class FineTuningRun:
                 f"--output_dir {flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
                 "--init_checkpoint was given")
 
+    def remove_untrained_output_dir(self):
+        """After a failure: the `--output_dir` this command made, unless it holds a trained model."""
+        output_dir = self.flags.output_dir
+        if self.made_output_dir and not holds_a_trained_model(output_dir):
+            unlock_output_dir(output_dir)
+            shutil.rmtree(output_dir, ignore_errors=True)
+
     def fine_tuned_dir(self):
         """Where the model of --output_dir is: the best seed's directory of a --seeds run
         (`seeds_summary.json`), else --output_dir itself."""
@@ -101,7 +117,7 @@ class FineTuningRun:
                 runs = json.load(handle)["runs"]
             best = max(runs, key=lambda record: record["metrics"][self.task.selection_metric])
             return os.path.join(output_dir, f"seed_{int(best['seed'])}")  # where it is now, if moved
-        except (ValueError, TypeError, KeyError, UnicodeDecodeError) as error:
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError, OverflowError) as error:
             raise UsageError(f"--output_dir {output_dir}: {path} is unreadable ({error!r}); use another "
                              "--output_dir") from None
 
@@ -143,6 +159,7 @@ class FineTuningRun:
     def train_one_seed(self, seed, output_dir):
         flags = self.flags
         plan = self.task.training_plan(self.tokenizer, self.cache_dir, seed)
+        record_run_settings(flags.output_dir, self.settings, training_settings(flags))  # its data accepted
         sys.stderr.write(evaluated_training.start_message(output_dir, plan.train_steps, plan.steps_setting) + "\n")
         model = self.build_model(seed, self.init_checkpoint)
         with self.strategy.scope():
@@ -172,15 +189,19 @@ class FineTuningRun:
 
 def run(task):
     """Runs the command of `task` (a `FineTuningTask`) as its flags say."""
-    flags = task.flags
     started = FineTuningRun(task)
+    try:
+        run_started(started)
+    except BaseException:
+        started.remove_untrained_output_dir()
+        raise
+
+
+def run_started(started):
+    """What `run` does once start-up has succeeded."""
+    task, flags = started.task, started.flags
     task.read_dev(started.tokenizer, started.cache_dir)
-    if flags.do_train:
-        if started.settings is not None:
-            record_run_settings(flags.output_dir, started.settings)
-        output_dir = started.train()
-    else:
-        output_dir = started.fine_tuned_dir()
+    output_dir = started.train() if flags.do_train else started.fine_tuned_dir()
     do_eval = "do_eval" in flags and flags.do_eval
     if not (do_eval or flags.do_predict or task.exports()):
         return

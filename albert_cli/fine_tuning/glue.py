@@ -9,6 +9,7 @@ from absl import logging
 from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
+from albert_cli.task_flags import MAX_SEED
 from albert_cli.tflite_output import check_tflite_output, export_all
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
@@ -52,7 +53,11 @@ class GlueTask(FineTuningTask):
         self.eval_sets, self.train_data, self.tokenizer, self.cache_dir = [], None, None, None
 
     def check_flags(self):
-        """--export_tflite writes MediaPipe's form: one lowercased text in, class probabilities out."""
+        """--seeds counts up from --seed; --export_tflite writes MediaPipe's form: one lowercased text
+        in, class probabilities out."""
+        last_seed = self.flags.seed + self.flags.seeds - 1
+        require(last_seed <= MAX_SEED, f"--seed {self.flags.seed} with --seeds {self.flags.seeds} reaches seed "
+                f"{last_seed}, past the largest, {MAX_SEED}")
         if self.flags.export_tflite is None:
             return
         try:

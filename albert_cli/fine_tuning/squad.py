@@ -65,8 +65,12 @@ class SquadTask(FineTuningTask):
         super().__init__(flag_values)
         version = "2.0" if flag_values.version_2_with_negative else "1.1"
         self.name = f"SQuAD {version}"
-        self.settings_name = f"squad v{version}"
+        self.version = version
         self.dev = None
+
+    @property
+    def settings_name(self):
+        return f"squad v{self.version}"  # as run_settings.json has recorded it from the start
 
     def check_flags(self):
         flags = self.flags

@@ -3,7 +3,7 @@
 A task module subclasses `FineTuningTask`; `driver.run` does everything the tasks share (start-up,
 strategy, the model's backbone and `--init_checkpoint`, training with resume, which model to
 evaluate, predict with and export). A base class rather than a Protocol: most tasks keep its
-defaults (no seeds but `--seed`, no run record to compare, no --do_eval), and the defaults say
+defaults (no seeds but `--seed`, the run recorded by its name, no --do_eval), and the defaults say
 what the driver expects.
 """
 
@@ -27,13 +27,16 @@ class FineTuningTask:
     Class attributes a task sets:
         name: how messages name it ("SQuAD 2.0", "RACE", the GLUE task's name).
         selection_metric: the dev metric (higher is better) that picks the best checkpoint.
-        settings_name: recorded in `<output_dir>/run_settings.json` when training starts, so that a
-            later run there continues only a run of this task (`run_settings`); None records nothing.
     """
 
     name = None
     selection_metric = None
-    settings_name = None
+
+    @property
+    def settings_name(self):
+        """The task as `<output_dir>/run_settings.json` records it when training starts, so that a later
+        command there works only on a run of this task (`albert_cli.run_settings`); default `name`."""
+        return self.name
 
     def __init__(self, flag_values):
         self.flags = flag_values
