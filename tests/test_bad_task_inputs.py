@@ -351,6 +351,7 @@ def test_run_squad_names_a_bad_file_in_one_line(tmp_path, flag, make, words, war
                               "--max_query_length=16")
     assert_one_line_error(code, stderr, f"--{flag}", path, *words)
     assert warned is None or warned in stderr, stderr
+    assert not os.path.lexists(tmp_path / "out")  # refused for its data: no --output_dir, no .run.lock
 
 
 @pytest.mark.parametrize("kind, words", [("latin-1", ["not UTF-8 text"]), ("directory", ["is a directory"]),
@@ -364,6 +365,7 @@ def test_run_race_names_a_bad_passage_in_one_line(tmp_path, kind, words):
                               f"--cached_dir={tmp_path / 'cache'}", f"--albert_config_file={TINY_CONFIG}",
                               "--max_seq_length=64", "--max_qa_length=16")
     assert_one_line_error(code, stderr, "--data_dir", path, *words)
+    assert not os.path.lexists(tmp_path / "out")
 
 
 # --- issue 60: a run directory of any task knows its run; flags refused before any work ------------
