@@ -81,6 +81,17 @@ def _assert_records_agree_with_checkpoints(output_dir):
     assert all(np.array_equal(best_weights[name], step_weights[name]) for name in best_weights)
     latest = run_records.stored_records(checkpoint_prefixes(str(output_dir / "checkpoints"))[-1])
     assert (latest.best, latest.history) == (best, history)
+    assert _tensorboard_steps(output_dir, "dev") == [2, 4, 6]  # each evaluation once
+
+
+def _tensorboard_steps(output_dir, split):
+    from tensorflow.core.util import event_pb2
+
+    steps = []
+    for path in tf.io.gfile.glob(str(output_dir / "logs" / split / "events.out.tfevents.*")):
+        events = (event_pb2.Event.FromString(record.numpy()) for record in tf.data.TFRecordDataset(path))
+        steps += [event.step for event in events if event.summary.value]
+    return sorted(steps)
 
 
 @pytest.mark.parametrize("write", [1, 2, 3, 4], ids=["checkpoint", "best", "best_metrics", "eval_history"])

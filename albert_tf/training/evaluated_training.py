@@ -5,7 +5,8 @@ inside training every `eval_every` steps, the best weights are written to `<outp
 with their metrics in `best_metrics.json` (and every evaluation in `eval_history.json`, with the
 mean training loss of the steps since the one before as `train_loss`; both also go to TensorBoard
 under `<output_dir>/logs/{train,dev}`), and training ends after `train_steps`. The records and the
-checkpoints are one state (`run_records`): a run killed between them is repaired when it resumes. Training resumes from the latest checkpoint in
+checkpoints are one state (`run_records`): a run killed between them is repaired when it resumes,
+and the TensorBoard records of the steps it redoes are dropped. Training resumes from the latest checkpoint in
 `<output_dir>/checkpoints/` if one exists, exactly where it stopped: the checkpoint holds the
 dropout seed generators, and the training data (`albert_tf.training.training_order`) skips the batches
 already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their own evaluation
@@ -23,6 +24,7 @@ from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DI
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
+from albert_tf.pretraining.metrics_rollback import drop_records_after
 from albert_tf.progress import Progress
 from albert_tf.training import run_records
 from albert_tf.training.resume_check import cannot_resume, check_resumable, damaged, mismatches
@@ -198,6 +200,8 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
         if repaired:
             logging.warning("%s: rewrote %s from %s (a run stopped before writing them)", output_dir,
                             ", ".join(repaired), latest)
+    if latest:
+        drop_records_after(output_dir, done_steps)  # TensorBoard's, of the steps after it: trained again
     callback = EvaluateAndKeepBest(evaluate_fn, selection_metric, manager, best_checkpoint, records, train_steps,
                                    output_dir)
     if done_steps < train_steps:
