@@ -461,3 +461,36 @@ def test_squad_and_race_refuse_bad_run_flags_before_any_work(tmp_path, script, a
     code, stderr = run_script(script, f"--output_dir={tmp_path / 'out'}", *args)
     assert_one_line_error(code, stderr, "flag --" + args[-1].split("=")[0].lstrip("-"))
     assert os.listdir(tmp_path) == []
+
+
+def _damaged_best_data(output_dir):
+    (data,) = [name for name in os.listdir(os.path.join(output_dir, "best")) if name.startswith("model.data-")]
+    path = os.path.join(output_dir, "best", data)
+    content = open(path, "rb").read()
+    open(path, "wb").write(content[: len(content) // 2])
+    return [os.path.join(output_dir, "best", "model"), "is damaged"]
+
+
+def _garbled_best_metrics(output_dir):
+    open(os.path.join(output_dir, "best_metrics.json"), "w").write('{"step": 4, "metr')
+    return [os.path.join(output_dir, "best_metrics.json"), "is not a best-model record", "not JSON"]
+
+
+def _best_metrics_without_the_metric(output_dir):
+    path = os.path.join(output_dir, "best_metrics.json")
+    best = json.load(open(path))
+    open(path, "w").write(json.dumps({"step": best["step"], "metrics": {}}))
+    return [path, "no finite 'accuracy'"]
+
+
+@pytest.mark.parametrize("damage", [_damaged_best_data, _garbled_best_metrics, _best_metrics_without_the_metric])
+def test_a_damaged_best_model_or_record_is_one_line_naming_the_file(tmp_path, sst2_run, damage):
+    import shutil
+
+    data, base = sst2_run
+    output_dir = str(tmp_path / "run")
+    shutil.copytree(base, output_dir)
+    words = damage(output_dir)
+    code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={output_dir}", "--do_eval",
+                              *_GLUE)
+    assert_one_line_error(code, stderr, *words)

@@ -182,8 +182,9 @@ class FineTuningRun:
         # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
         model = self.build_model(self.flags.seed, None if fine_tuned else self.init_checkpoint)
         if fine_tuned:
+            described = evaluated_training.best_model_text(output_dir, self.task.selection_metric)  # checks the record
             evaluated_training.restore_best(model, output_dir)
-            logging.info("using %s", evaluated_training.best_model_text(output_dir, self.task.selection_metric))
+            logging.info("using %s", described)
         return model
 
 
