@@ -3,8 +3,8 @@ for any `FineTuningTask`.
 
 `run(task)`: the task's flag checks; start-up (determinism, the export directory, tokenizer and
 config, the distribution strategy, the kernel set, the locked output directory, the run record
-compared); training with resume (the run record written as it starts) (one run per seed, the best checkpoint kept by the task's metric); then the
-model to evaluate, predict with and export (the best fine-tuned one, else `--init_checkpoint`'s)
+compared); training with resume (one run per seed, the run record written once its data is read,
+the best checkpoint kept by the task's metric); then the model to evaluate, predict with and export (the best fine-tuned one, else `--init_checkpoint`'s)
 and the task's evaluation, predictions and exports. A command that fails leaves no `--output_dir` it
 made that holds no trained model. Every task model is built by `build_model`:
 the backbone from the config, the task's head around it, then `--init_checkpoint`
