@@ -47,14 +47,14 @@ def read_rows(path, columns, fmt=None):
         raise ValueError(f"{path} is a directory; expected a {fmt.upper()} file")
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = _utf8_text(path, handle.read())
-    rows = _json_lines(path, text) if fmt == "jsonl" else _delimited(path, text, fmt)
-    for line, row in rows:
-        missing = [column for column in columns if column not in row]
-        if missing:
-            found = ", ".join(repr(name) for name in row) or "none"
-            where = "the header" if fmt != "jsonl" else "the object"
-            raise ValueError(f"{path}:{line}: no column {missing[0]!r} in {where} (columns: {found})")
-    return rows
+    return _json_lines(path, text, columns) if fmt == "jsonl" else _delimited(path, text, fmt, columns)
+
+
+def _missing(path, line, columns, found, where):
+    missing = [column for column in columns if column not in found]
+    if missing:
+        names = ", ".join(repr(name) for name in found) or "none"
+        raise ValueError(f"{path}:{line}: no column {missing[0]!r} in {where} (columns: {names})")
 
 
 def _utf8_text(path, data):
@@ -71,7 +71,7 @@ def _utf8_text(path, data):
                          "as UTF-8") from None
 
 
-def _delimited(path, text, fmt):
+def _delimited(path, text, fmt, columns):
     delimiter = _DELIMITERS[fmt]
     other, other_name = ("\t", "tabs") if fmt == "csv" else (",", "commas")
     csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a field of any length (the tokenizer truncates)
@@ -81,6 +81,7 @@ def _delimited(path, text, fmt):
         if header is None:
             raise ValueError(f"{path}:1: empty file; expected a header row naming the columns")
         header = [name.strip() for name in header]
+        _missing(path, 1, columns, header, "the header")
         rows, line = [], reader.line_num + 1
         for fields in reader:
             if fields:  # a blank line is no row
@@ -96,7 +97,7 @@ def _delimited(path, text, fmt):
     return rows
 
 
-def _json_lines(path, text):
+def _json_lines(path, text, columns):
     rows = []
     for line, content in enumerate(text.splitlines(), start=1):
         if not content.strip():
@@ -109,5 +110,6 @@ def _json_lines(path, text):
         if not isinstance(row, dict):
             raise ValueError(f"{path}:{line}:1: a JSON {type(row).__name__}, expected an object of "
                              "{column: value}")
+        _missing(path, line, columns, row, "the object")
         rows.append((line, row))
     return rows
