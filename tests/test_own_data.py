@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -78,6 +79,21 @@ def test_the_dev_split_is_carved_from_train_by_its_own_seed(tmp_path):
     assert own_data.carve_dev(examples, 0.1, seed=0)[1] == dev  # the same rows again
     assert own_data.carve_dev(examples, 0.1, seed=1)[1] != dev
     assert [e.guid for e in train.examples] == sorted((e.guid for e in train.examples), key=int)  # file order
+
+
+def test_glue_tasks_name_their_labels_as_tfds_does_and_label_names_overrides_them():
+    from albert_cli.cli import UsageError
+    from albert_cli.fine_tuning.glue import GlueTask
+
+    def task(name, label_names=None):
+        return GlueTask(types.SimpleNamespace(task_name=name, label_names=label_names)).glue_task
+
+    assert (task("SST-2").labels, task("SST-2").label_names) == (("0", "1"), ("negative", "positive"))
+    assert task("rte").label_names == ("entailment", "not_entailment")  # names already
+    assert task("SST-2", ["bad", "good"]).label_names == ("bad", "good")
+    assert task("SST-2", ["bad", "good"]).labels == ("0", "1")  # the submission files keep GLUE's
+    with pytest.raises(UsageError, match=r"--label_names: SST-2 has 2 labels \(0, 1\), got 3 name"):
+        task("SST-2", ["a", "b", "c"])
 
 
 @pytest.mark.slow

@@ -34,10 +34,10 @@ class OwnDataTask(GlueTask):
         self.train_set = self.read(flags.train_file, "train_file", flags.label_names) if flags.train_file else None
         names = None
         if not flags.regression:
-            names = tuple(flags.label_names) if flags.label_names else self.recorded_label_names()
-            if self.train_set is not None:
+            found = None
+            if self.train_set is not None:  # two labels or more, whether or not --label_names names them
                 found = self.checked(lambda: own_data.label_names_of(self.train_set, flags.label_column), "train_file")
-                names = names or found
+            names = tuple(flags.label_names or ()) or found or self.recorded_label_names()
             require(names is not None, "--label_names: not given, and there is no --train_file to read them from "
                     f"nor a {LABEL_NAMES_FILE} of a run in --output_dir {flags.output_dir}")
             require(len(names) >= 2 and len(set(names)) == len(names),
