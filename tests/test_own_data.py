@@ -192,3 +192,27 @@ def test_the_docs_python_lines_fine_tune_evaluate_and_export(tmp_path):
     metrics, label = result.stdout.strip().splitlines()[-2:]
     assert "'accuracy':" in metrics
     assert label in ("[b'positive']", "[b'negative']"), result.stdout
+
+
+@pytest.mark.slow
+def test_seeds_resume_and_a_later_run_without_the_train_file_keep_the_label_names(tmp_path):
+    """--seeds=2 records the labels in each seed's directory; a rerun resumes (nothing to train);
+    predicting later from --output_dir alone labels the test rows with the recorded names."""
+    with open(tmp_path / "train.csv", "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([("text", "label"), *mood_rows(24, seed=2)])
+    (tmp_path / "test.jsonl").write_text('{"text": "so annoyed"}\n{"text": "what a wonderful day"}\n')
+    output_dir = str(tmp_path / "out")
+    train = (f"--train_file={tmp_path / 'train.csv'}", f"--output_dir={output_dir}", "--do_train", "--seeds=2",
+             *TINY_RUN)
+    first = run_classifier(*train)
+    assert first.returncode == 0, first.stderr[-3000:]
+    for seed in (12345, 12346):
+        with open(os.path.join(output_dir, f"seed_{seed}", "label_names.json")) as handle:
+            assert json.load(handle) == ["angry", "happy", "sad"]
+    again = run_classifier(*train)
+    assert again.returncode == 0 and again.stderr.count("nothing to train") == 2, again.stderr[-3000:]
+    later = run_classifier(f"--test_file={tmp_path / 'test.jsonl'}", f"--output_dir={output_dir}", "--do_predict",
+                           *TINY_RUN)
+    assert later.returncode == 0, later.stderr[-3000:]
+    rows = predictions(output_dir)
+    assert [row[0] for row in rows[1:]] == ["1", "2"] and {row[1] for row in rows[1:]} <= {"angry", "happy", "sad"}
