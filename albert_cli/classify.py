@@ -1,7 +1,10 @@
-"""Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py).
+"""Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py),
+or on one's own CSV, TSV or JSON Lines files (--train_file, --dev_file, --test_file and their columns).
 
     albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \\
         --output_dir=output/glue/SST-2 --export_dir=output/glue/SST-2/export
+    albert-classify --train_file=reviews.csv --text_column=review --label_column=sentiment \\
+        --do_train --do_eval --output_dir=output/reviews --export_dir=output/reviews/export
 
 (`python run_classifier.py ...` in a checkout). Defaults point at the bundled data (data/glue,
 the official SentencePiece model, the tiny config). Evaluation runs every --save_checkpoints_steps

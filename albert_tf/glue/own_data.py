@@ -51,7 +51,7 @@ def read_split(path, text_column, label_column, text_pair_column=None, regressio
 def _text(where, row, column):
     value = row[column]
     if not isinstance(value, str):
-        raise ValueError(f"{where}: column {column!r} is {json_kind(value)}, expected a text")
+        raise ValueError(f"{where}: column {column!r} is {_json_kind(value)}, expected a text")
     if not value.strip():
         raise ValueError(f"{where}: column {column!r} is empty; expected a text")
     return value
@@ -59,7 +59,7 @@ def _text(where, row, column):
 
 def _label(where, column, value):
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ValueError(f"{where}: column {column!r} is {json_kind(value)}; expected a label (a text or a number)")
+        raise ValueError(f"{where}: column {column!r} is {_json_kind(value)}; expected a label (a text or a number)")
     label = value.strip() if isinstance(value, str) else str(value)
     if not label or "\n" in label or "\r" in label:
         raise ValueError(f"{where}: column {column!r}: {value!r} is not a label name; expected a non-empty name on "
@@ -80,7 +80,7 @@ def _score(where, column, value):
     return score
 
 
-def json_kind(value):
+def _json_kind(value):
     """How a message names a JSON value's kind."""
     if value is None:
         return "null"
