@@ -1,5 +1,5 @@
-"""Bad input for the fine-tuning tasks (GLUE, SQuAD, RACE): a damaged feature cache and an --output_dir of
-another run are one line naming what is wrong, exit 2, no traceback."""
+"""Bad input for the fine-tuning tasks (GLUE, one's own data, SQuAD, RACE): a damaged feature cache, an
+--output_dir of another run, a bad data file are one line naming what is wrong, exit 2, no traceback."""
 
 import json
 import os

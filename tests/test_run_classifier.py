@@ -79,6 +79,12 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     # The restored best checkpoint scores exactly what it scored during training.
     assert {k: v for k, v in evaluated.items() if k in best["metrics"]} == pytest.approx(best["metrics"], abs=1e-6)
     assert set(evaluated) == set(best["metrics"]) | {f"majority_baseline_{k}" for k in best["metrics"]}
+    label_names = os.path.join(output_dir, "label_names.json")  # what albert-convert makes HF's id2label
+    if task_name == "STS-B":
+        assert not os.path.exists(label_names)
+    else:
+        with open(label_names) as handle:
+            assert json.load(handle) == list(get_task(task_name).label_names)
 
     with open(os.path.join(output_dir, "submission", f"{task_name}.tsv")) as handle:
         rows = [line.split("\t") for line in handle.read().splitlines()]
