@@ -1,7 +1,10 @@
-"""Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py).
+"""Fine-tunes, evaluates and exports ALBERT on a GLUE task (TF2 port of the original's run_classifier.py),
+or on one's own CSV, TSV or JSON Lines files (--train_file, --dev_file, --test_file and their columns).
 
     albert-classify --task_name=SST-2 --do_train --do_eval --train_step=300 \\
         --output_dir=output/glue/SST-2 --export_dir=output/glue/SST-2/export
+    albert-classify --train_file=reviews.csv --text_column=review --label_column=sentiment \\
+        --do_train --do_eval --output_dir=output/reviews --export_dir=output/reviews/export
 
 (`python run_classifier.py ...` in a checkout). Defaults point at the bundled data (data/glue,
 the official SentencePiece model, the tiny config). Evaluation runs every --save_checkpoints_steps
@@ -9,6 +12,8 @@ during training and keeps the best checkpoint by the task's metric (<output_dir>
 --seeds=N repeats training with N seeds and reports mean, standard deviation and best.
 """
 
+import dataclasses
+import json
 import os
 
 from albert_cli.cli import prefer_onednn
@@ -22,8 +27,8 @@ from absl import flags, logging
 from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_version, request_bounds, task_flags
 from albert_cli.export_version import define_export_version_flag
-from albert_tf.choices import PADDING_MODES, TFLITE_QUANTIZATIONS
-from albert_cli.cli import require, run_main
+from albert_tf.choices import PADDING_MODES, TABLE_FILE_FORMATS, TFLITE_QUANTIZATIONS
+from albert_cli.cli import UsageError, require, run_main
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import TASKS
 from albert_tf.kernels import EXPORT_KERNEL_SETS
@@ -77,6 +82,33 @@ flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
                   "of similar length together (faster, other batches); `fixed`: to max_seq_length.")
 
 
+flags.DEFINE_list("label_names", None, "Names of the labels, in logit order: a GLUE task's names in its exports "
+                  "and Hugging Face config (default: the task's own, SST-2's negative,positive); with --train_file "
+                  "the labels a row may have and their order (default: the train file's values, sorted).")
+# One's own data (albert_cli/fine_tuning/own_data.py): given --train_file, --dev_file or --test_file.
+flags.DEFINE_string("train_file", None, "Fine-tune on one's own CSV, TSV or JSON Lines file (instead of "
+                    "--task_name): a header row (CSV, TSV) or one object a line (JSON Lines) with the columns below.")
+flags.DEFINE_string("dev_file", None, "With --train_file: the dev rows (default: --dev_fraction of the train file's).")
+flags.DEFINE_string("test_file", None, "With --train_file: the rows --do_predict labels (no label column needed), "
+                    "into <output_dir>/predictions.tsv.")
+flags.DEFINE_enum("file_format", None, list(TABLE_FILE_FORMATS), "Format of the files (default: from each one's "
+                  "extension: .csv, .tsv/.tab, .jsonl/.ndjson).")
+flags.DEFINE_string("text_column", "text", "The column of the text.")
+flags.DEFINE_string("text_pair_column", None, "The column of the second text of a pair (default: one text).")
+flags.DEFINE_string("label_column", "label", "The column of the label (a name, or a number with --regression).")
+flags.DEFINE_bool("regression", False, "The label is a number to predict (one output, mean squared error), not a class.")
+flags.DEFINE_list("metrics", None, "Dev metrics, the first picks the best checkpoint: accuracy, f1 (macro over "
+                  "more than two labels), mcc; for --regression pearson, spearman, mse (default: accuracy; "
+                  "pearson,spearman,mse).")
+flags.DEFINE_float("dev_fraction", 0.1, "Without --dev_file: this share of the train file's rows is the dev split.")
+flags.DEFINE_integer("dev_split_seed", 0, "Without --dev_file: the seed of the shuffle that picks the dev rows "
+                     "(apart from --seed: every --seeds run is scored on the same rows).")
+
+
+def own_data_given(flag_values):
+    return any(flag_values[name].value for name in ("train_file", "dev_file", "test_file"))
+
+
 def apply_recipe(task):
     if FLAGS.recipe != "paper":
         return
@@ -95,17 +127,71 @@ flags.register_multi_flags_validator(
 flags.register_multi_flags_validator(
     ["do_train", "do_eval", "do_predict", "export_dir", "export_tflite"], lambda values: any(values.values()),
     message="nothing to do: give at least one of --do_train, --do_eval, --do_predict, --export_dir, --export_tflite")
+flags.register_multi_flags_validator(
+    ["task_name", "tfds_data_dir", "recipe", "train_file", "dev_file", "test_file"],
+    lambda values: not (values["train_file"] or values["dev_file"] or values["test_file"]) or not (
+        FLAGS["task_name"].present or values["tfds_data_dir"] or values["recipe"] != "none"),
+    message="--train_file/--dev_file/--test_file are one's own data: --task_name, --tfds_data_dir and --recipe "
+            "are GLUE's; give one or the other")
+flags.register_validator("dev_fraction", lambda value: 0 < value < 1, message="expected a share between 0 and 1")
 for _name in ("spm_model_file", "albert_config_file"):
     flags.register_validator(_name, lambda path: "://" in path or os.path.exists(path), message="file does not exist")
 
 
+def make_task(flag_values):
+    """The task the flags name: one's own data (`own_data.OwnDataTask`) or a GLUE task."""
+    from albert_cli.fine_tuning import glue, own_data  # pylint: disable=g-import-not-at-top (TensorFlow)
+
+    if own_data_given(flag_values):
+        return own_data.OwnDataTask(flag_values)
+    task = glue.GlueTask(flag_values)
+    apply_recipe(task.glue_task)
+    return task
+
+
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_cli.fine_tuning import driver, glue  # pylint: disable=g-import-not-at-top (TensorFlow)
+    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
 
-    task = glue.GlueTask(FLAGS)
-    apply_recipe(task.glue_task)
+    driver.run(make_task(FLAGS))
+
+
+@dataclasses.dataclass
+class FineTuned:
+    """What `fine_tune` did: the run's directory, `--do_eval`'s dev metrics (else None) and the
+    SavedModel `--export_dir` got (else None)."""
+
+    output_dir: str
+    metrics: dict
+    saved_model: str
+
+
+def fine_tune(**flag_values):
+    """The command from Python, in this process: `fine_tune(train_file="reviews.csv", do_train=True,
+    do_eval=True)` does what `albert-classify --train_file=reviews.csv --do_train --do_eval` does,
+    with the same defaults; returns a `FineTuned`. Bad input raises `UsageError` (or the library's
+    ValueError), one line as the command prints it."""
+    from absl.flags import Error as FlagError  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
+
+    def spelled(name, value):
+        if isinstance(value, bool):
+            return f"--{name}" if value else f"--no{name}"
+        return f"--{name}={','.join(map(str, value)) if isinstance(value, (list, tuple)) else value}"
+
+    FLAGS.unparse_flags()  # a second call starts from the defaults too
+    try:
+        FLAGS(["albert-classify"] + [spelled(name, value) for name, value in flag_values.items()])
+    except FlagError as error:
+        raise UsageError(str(error).splitlines()[0]) from None
+    task = make_task(FLAGS)
     driver.run(task)
+    results = os.path.join(FLAGS.output_dir, "eval_results.json")
+    metrics = None
+    if FLAGS.do_eval:
+        with open(results, encoding="utf-8") as handle:
+            metrics = json.load(handle)
+    return FineTuned(FLAGS.output_dir, metrics, (task.saved_model_paths or [None])[0])
 
 
 def console_main():

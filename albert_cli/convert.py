@@ -45,7 +45,7 @@ def main(argv):
     require(FLAGS.spm_model_file is None or os.path.isfile(FLAGS.spm_model_file),
             f"--spm_model_file: {FLAGS.spm_model_file} does not exist")
     from albert_tf.checkpoints import formats  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
-    from albert_tf.convert import NoPlaceForHeads, read_any, write  # pylint: disable=g-import-not-at-top
+    from albert_tf.convert import NoPlaceForHeads, input_label_names, read_any, write  # pylint: disable=g-import-not-at-top
 
     require(FLAGS.albert_config_file or formats.foreign_format(source) or formats.albert_config_file(source),
             f"--from {source}: no {TF1_CONFIG_NAME} beside it; pass the checkpoint's config as --albert_config_file")
@@ -53,13 +53,15 @@ def main(argv):
     try:
         model, report, spm_model_file = read_any(source, FLAGS.albert_config_file, FLAGS.erf_gelu_as_tanh,
                                                  FLAGS.backbone_only)
+        label_names = input_label_names(source, FLAGS.albert_config_file) if hasattr(model, "num_labels") else None
     except NoPlaceForHeads as error:
         raise _heads_error(source, error) from None
     except (ValueError, FileNotFoundError, TypeError) as error:
         raise UsageError(f"--from {source}: {error}") from None
     try:
         with atomic_directory(target) as staging:  # --to appears only complete.
-            write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file, FLAGS.do_lower_case)
+            write(model, staging, FLAGS.format, FLAGS.spm_model_file or spm_model_file, FLAGS.do_lower_case,
+                  label_names)
     except NoPlaceForHeads as error:
         raise _heads_error(source, error) from None
     except (ValueError, FileNotFoundError, TypeError) as error:

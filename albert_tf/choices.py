@@ -10,6 +10,8 @@ OPTIMIZER_NAMES = ("lamb", "adamw")
 PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 # How fine-tuning batches are padded (albert_tf.glue.features.make_dataset).
 PADDING_MODES = ("dynamic", "bucketed", "fixed")
+# The formats of one's own fine-tuning files (albert_tf.glue.table_reader).
+TABLE_FILE_FORMATS = ("csv", "tsv", "jsonl")
 # The original's SQuAD 2.0 beam (run_squad_v2.py flags).
 START_N_TOP = 5
 END_N_TOP = 5

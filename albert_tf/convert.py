@@ -13,7 +13,9 @@ import shutil
 
 from albert_tf.checkpoints import formats, huggingface, keras_hub
 from albert_tf.checkpoints.loading import load, load_huggingface, load_keras_hub, open_weights
-from albert_tf.checkpoints.model_files import spm_model_beside
+from albert_tf.checkpoints.architecture import read_json
+from albert_tf.checkpoints.model_files import LABEL_NAMES_FILE, read_label_names, spm_model_beside
+from albert_tf.io_utils import write_json
 from albert_tf.checkpoints.names import (ALBERT_CONFIG_NAME, HEAD_NAMES, POOLER_NAMES, POOLER_PATTERN, QA_HEAD,
                                          RELEASED_CHECKPOINT_NAME)
 from albert_tf.checkpoints.tf1 import save_tf1_checkpoint
@@ -131,9 +133,21 @@ def read_any(path, albert_config_file=None, erf_gelu_as_tanh=False, backbone_onl
     return _read_checkpoint(path, albert_config_file, backbone_only)
 
 
-def write(model, directory, output_format, spm_model_file, do_lower_case=True):
+def input_label_names(path, albert_config_file=None):
+    """The label names of the classifier at `path`, or None: an HF checkpoint's `id2label` (unless
+    HF's default LABEL_i), else the `label_names.json` our runs write beside their config."""
+    if formats.foreign_format(path) == formats.HUGGING_FACE:
+        id2label = read_json(os.path.join(path, huggingface.CONFIG_NAME)).get("id2label") or {}
+        names = [id2label[key] for key in sorted(id2label, key=int)] if isinstance(id2label, dict) else []
+        return None if names == [f"LABEL_{i}" for i in range(len(names))] or not names else tuple(names)
+    config_file = albert_config_file or formats.albert_config_file(path)
+    return read_label_names(os.path.dirname(config_file) or ".") if config_file else None
+
+
+def write(model, directory, output_format, spm_model_file, do_lower_case=True, label_names=None):
     """Writes `model` with all its weights to `directory` in `output_format`.
-    `do_lower_case`: HF output's tokenizer lowercases.
+    `do_lower_case`: HF output's tokenizer lowercases. `label_names`: a classifier's (HF's
+    `id2label`; `label_names.json` beside a TF1 output).
 
     Raises:
         NoPlaceForHeads: keras-hub output of a model with heads (a preset holds the backbone;
@@ -143,7 +157,8 @@ def write(model, directory, output_format, spm_model_file, do_lower_case=True):
     if output_format not in CONVERT_FORMATS:
         raise ValueError(f"format: expected one of {list(CONVERT_FORMATS)}, got {output_format!r}")
     if output_format == "hf":
-        huggingface.save_huggingface_checkpoint(model, directory, spm_model_file, do_lower_case=do_lower_case)
+        huggingface.save_huggingface_checkpoint(model, directory, spm_model_file, do_lower_case=do_lower_case,
+                                                label_names=label_names)
     elif output_format == "keras_hub":
         if not isinstance(model, AlbertModel):
             heads = [head for head in HEAD_NAMES if hasattr(model, head)]
@@ -152,5 +167,7 @@ def write(model, directory, output_format, spm_model_file, do_lower_case=True):
     else:
         save_tf1_checkpoint(model, os.path.join(directory, RELEASED_CHECKPOINT_NAME))
         model.config.to_json_file(os.path.join(directory, ALBERT_CONFIG_NAME))
+        if label_names is not None:
+            write_json(os.path.join(directory, LABEL_NAMES_FILE), list(label_names))
         if spm_model_file:
             shutil.copyfile(spm_model_file, os.path.join(directory, os.path.basename(spm_model_file)))

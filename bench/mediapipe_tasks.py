@@ -3,7 +3,8 @@
     python bench/mediapipe_tasks.py classify MODEL.tflite TEXTS.json OUT.json
     python bench/mediapipe_tasks.py embed MODEL.tflite TEXTS.json OUT.json
 
-`classify`: each text's score for every label, in label order (`TextClassifier`, all results);
+`classify`: each text's score for every label, in label order (`TextClassifier`, all results), and
+the names MediaPipe gives those labels (`category_names`, from the model's label file);
 `embed`: each text's embedding, not normalized (`TextEmbedder`). OUT.json also holds the seconds
 the task took to load and per call (wall time, one call at a time). Run in a process of its own so
 that MediaPipe's runtime never shares one with TensorFlow's.
@@ -35,12 +36,12 @@ def _embedder(model_path):
     return text_embedder.TextEmbedder.create_from_options(options)
 
 
+def _categories(task, text):
+    return sorted(task.classify(text).classifications[0].categories, key=lambda category: category.index)
+
+
 def _scores(task, text):
-    categories = task.classify(text).classifications[0].categories
-    scores = [0.0] * len(categories)
-    for category in categories:
-        scores[category.index] = category.score
-    return scores
+    return [category.score for category in _categories(task, text)]
 
 
 def _embedding(task, text):
@@ -48,7 +49,8 @@ def _embedding(task, text):
 
 
 def run(kind, model_path, texts):
-    """{"outputs": one list of floats per text, "load_seconds", "seconds_per_call" (their mean),
+    """{"outputs": one list of floats per text, "category_names" (`classify`: in label order),
+    "load_seconds", "seconds_per_call" (their mean),
     "call_seconds" (each call's, in the order of `texts`)}."""
     make, call = {"classify": (_classifier, _scores), "embed": (_embedder, _embedding)}[kind]
     import mediapipe.tasks.python.text  # noqa: F401  before the clock: load_seconds is the task's, not the import's
@@ -60,7 +62,9 @@ def run(kind, model_path, texts):
             started = time.perf_counter()
             outputs.append(call(task, text))
             call_seconds.append(time.perf_counter() - started)
-    return {"outputs": outputs, "load_seconds": loaded - start,
+        names = [category.category_name for category in _categories(task, texts[0])] if kind == "classify" and texts \
+            else None
+    return {"outputs": outputs, "load_seconds": loaded - start, "category_names": names,
             "seconds_per_call": sum(call_seconds) / max(len(texts), 1), "call_seconds": call_seconds}
 
 

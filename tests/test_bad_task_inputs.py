@@ -1,5 +1,5 @@
-"""Bad input for the fine-tuning tasks (GLUE, SQuAD, RACE): a damaged feature cache and an --output_dir of
-another run are one line naming what is wrong, exit 2, no traceback."""
+"""Bad input for the fine-tuning tasks (GLUE, one's own data, SQuAD, RACE): a damaged feature cache, an
+--output_dir of another run, a bad data file are one line naming what is wrong, exit 2, no traceback."""
 
 import json
 import os
@@ -494,3 +494,45 @@ def test_a_damaged_best_model_or_record_is_one_line_naming_the_file(tmp_path, ss
     code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={output_dir}", "--do_eval",
                               *_GLUE)
     assert_one_line_error(code, stderr, *words)
+
+
+
+# One's own data (run_classifier.py --train_file): every bad file is one line naming the flag, the
+# file, its line and the column (for a byte that is not UTF-8 its line:column), and nothing is written.
+_GOOD_ROWS = "text,label\ngreat fun,pos\nawful,neg\n"
+_BAD_OWN_DATA = [
+    ("missing column", {"train.csv": "review,label\ngreat fun,pos\nawful,neg\n"}, [],
+     ["--train_file", "train.csv:1: no column 'text' in the header (columns: 'review', 'label')"]),
+    ("empty text", {"train.csv": "text,label\ngreat fun,pos\n  ,neg\n"}, [],
+     ["--train_file", "train.csv:3: column 'text' is empty"]),
+    ("label not in --label_names", {"train.csv": _GOOD_ROWS + "so-so,meh\n"}, ["--label_names=neg,pos"],
+     ["--train_file", "train.csv:4: column 'label': 'meh' is not one of the label names ['neg', 'pos']"]),
+    ("regression label not a number", {"train.csv": "text,label\ngreat fun,4.5\nawful,low\n"}, ["--regression"],
+     ["--train_file", "train.csv:3: column 'label': 'low' is not a number"]),
+    ("one label only", {"train.csv": "text,label\ngreat fun,pos\nlovely,pos\n"}, [],
+     ["--train_file", "train.csv:2: column 'label' has the one label 'pos' in every row"]),
+    ("mixed delimiters", {"train.csv": _GOOD_ROWS + "so-so\tneg\n"}, [],
+     ["--train_file", "train.csv:4: 1 field(s), the header has 2; mixed delimiters? this row has tabs"]),
+    ("a UTF-16 byte-order mark", {"train.csv": _GOOD_ROWS.encode("utf-16")}, [],
+     ["--train_file", "train.csv:1:1: a UTF-16 byte-order mark", "save it as UTF-8"]),
+    ("invalid UTF-8", {"train.csv": _GOOD_ROWS.encode() + b"caf\xe9 noir,pos\n"}, [],
+     ["--train_file", "train.csv:4:4: not UTF-8 text (byte 0xe9)"]),
+    ("dev labels the train file never saw", {"train.csv": _GOOD_ROWS, "dev.csv": "text,label\nfine,pos\nhm,maybe\n"},
+     [], ["--dev_file", "dev.csv:3: column 'label': 'maybe' is not among the labels of", "['neg', 'pos']"]),
+    ("JSON Lines line not JSON", {"train.jsonl": '{"text": "great", "label": "pos"}\n{"text": "awful",\n'}, [],
+     ["--train_file", "train.jsonl:2:", "not JSON"]),
+    ("JSON Lines text not a string", {"train.jsonl": '{"text": "great", "label": "pos"}\n{"text": 3, "label": "neg"}\n'},
+     [], ["--train_file", "train.jsonl:2: column 'text' is a number, expected a text"]),
+    ("unknown extension", {"train.txt": _GOOD_ROWS}, [], ["--train_file", "train.txt: cannot tell the format"]),
+]
+
+
+@pytest.mark.parametrize("name, files, flags, words", _BAD_OWN_DATA, ids=[case[0] for case in _BAD_OWN_DATA])
+def test_run_classifier_names_a_bad_own_data_file_its_line_and_column(tmp_path, name, files, flags, words):
+    for file_name, content in files.items():
+        (tmp_path / file_name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    given = [f"--{'dev' if file_name.startswith('dev') else 'train'}_file={tmp_path / file_name}" for file_name in files]
+    code, stderr = run_script("run_classifier.py", *given, *flags, "--do_train", f"--output_dir={tmp_path / 'out'}",
+                              f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=32")
+    assert_one_line_error(code, stderr, str(tmp_path), *words)
+    assert not (tmp_path / "out").exists()  # refused before anything is written

@@ -108,7 +108,7 @@ def test_exports_serve_raw_text_in_a_fresh_process(tmp_path):
         np.testing.assert_allclose(served["logits"], expected_logits, atol=1e-5)
         probabilities = np.exp(expected_logits) / np.exp(expected_logits).sum(-1, keepdims=True)
         np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
-        assert served["label"] == [task.labels[i] for i in expected_logits.argmax(-1)]
+        assert served["label"] == [task.label_names[i] for i in expected_logits.argmax(-1)]  # MRPC's own names
 
     expected_packed = python_packed(tokenizer, FIRST, SECOND, 64)
     for name, value in expected_packed.items():

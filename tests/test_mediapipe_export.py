@@ -112,7 +112,7 @@ def test_mediapipe_classifies_raw_text_as_the_savedmodel_of_the_same_run(tmp_pat
     np.testing.assert_array_equal(*mediapipe("classify", tmp_path / "tflite" / "classifier_float32.tflite", cut, tmp_path))
     with zipfile.ZipFile(tmp_path / "tflite" / "classifier_float32.tflite") as archive:
         assert sorted(archive.namelist()) == ["labels.txt", "sentencepiece.model"]
-        assert archive.read("labels.txt") == b"0\n1\n"
+        assert archive.read("labels.txt") == b"negative\npositive\n"  # SST-2's names for its labels 0 and 1
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the SentencePiece ops of the export)
 
+from albert_tf.glue.tasks import get_task
 from glue_test_data import (
     MNLI_LABELS,
     REPO,
@@ -78,6 +79,12 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     # The restored best checkpoint scores exactly what it scored during training.
     assert {k: v for k, v in evaluated.items() if k in best["metrics"]} == pytest.approx(best["metrics"], abs=1e-6)
     assert set(evaluated) == set(best["metrics"]) | {f"majority_baseline_{k}" for k in best["metrics"]}
+    label_names = os.path.join(output_dir, "label_names.json")  # what albert-convert makes HF's id2label
+    if task_name == "STS-B":
+        assert not os.path.exists(label_names)
+    else:
+        with open(label_names) as handle:
+            assert json.load(handle) == list(get_task(task_name).label_names)
 
     with open(os.path.join(output_dir, "submission", f"{task_name}.tsv")) as handle:
         rows = [line.split("\t") for line in handle.read().splitlines()]
@@ -94,7 +101,9 @@ def test_fine_tune_evaluate_predict_export(tmp_path, task_name, task_dir, text_i
     if task_name == "STS-B":
         np.testing.assert_allclose(np.clip(outputs["score"].numpy(), 0, 5), [float(r[1]) for r in rows[1:]], atol=2e-3)
     else:
-        assert [label.decode() for label in outputs["label"].numpy()] == [r[1] for r in rows[1:]]
+        # The submission has GLUE's labels, the SavedModel the task's names for them (SST-2's 0: negative).
+        names = dict(zip(get_task(task_name).labels, get_task(task_name).label_names))
+        assert [label.decode() for label in outputs["label"].numpy()] == [names[r[1]] for r in rows[1:]]
 
 
 @pytest.mark.slow

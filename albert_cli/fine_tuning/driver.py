@@ -170,7 +170,8 @@ class FineTuningRun:
                 self.task.selection_metric, plan.train_steps, plan.eval_every, output_dir,
                 keep_checkpoint_max=flags.keep_checkpoint_max, jit_compile=flags.jit_compile, loss=self.task.loss,
                 saved_model=model)
-        write_model_files(output_dir, self.config, flags.spm_model_file)  # beside the checkpoints, for every tool
+        write_model_files(output_dir, self.config, flags.spm_model_file,  # beside the checkpoints, for every tool
+                          label_names=self.task.label_names())
         logging.info("seed %d: trained %d steps (%d warmup); best %s at step %d: %s", seed, plan.train_steps,
                      plan.warmup_steps, self.task.selection_metric, best["step"], best["metrics"])
         return best

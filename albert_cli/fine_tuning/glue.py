@@ -2,6 +2,7 @@
 albert_cli/classify.py): TSV or TFDS splits, the classifier head, the task's loss and metrics,
 GLUE submission files, the SavedModel and LiteRT exports."""
 
+import dataclasses
 import os
 
 from absl import logging
@@ -27,9 +28,11 @@ from albert_tf.serving.tflite_export import export_tflite
 class SplitData:
     """One split read, featurized (cached) and ready to batch."""
 
-    def __init__(self, flags, task, split, tokenizer, cache_dir):
+    def __init__(self, flags, task, split, tokenizer, cache_dir, example_set=None):
+        """`example_set`: the split's examples, read already (default: from --data_dir or TFDS)."""
         self.flags, self.task = flags, task
-        example_set = read_examples(task, split, flags.data_dir, flags.tfds_data_dir)
+        if example_set is None:
+            example_set = read_examples(task, split, flags.data_dir, flags.tfds_data_dir)
         require(example_set.examples, f"{example_set.source}: no examples")
         self.examples = example_set.examples
         self.path = glue_features.cached_features(task, split, example_set, tokenizer, flags.max_seq_length,
@@ -42,15 +45,32 @@ class SplitData:
 
 
 class GlueTask(FineTuningTask):
-    """The GLUE task `--task_name` names (`albert_tf.glue.tasks`)."""
+    """The GLUE task `--task_name` names (`albert_tf.glue.tasks`), or another of its kind
+    (`own_data.OwnDataTask`)."""
 
-    def __init__(self, flag_values):
+    def __init__(self, flag_values, glue_task=None):
+        """`glue_task`: the task (default: the one `--task_name` names)."""
         super().__init__(flag_values)
-        self.glue_task = get_task(flag_values.task_name)
+        self.glue_task = self.named_labels(glue_task or get_task(flag_values.task_name))
         self.name = self.glue_task.name
         self.selection_metric = self.glue_task.selection_metric
         self.loss = training.task_loss(self.glue_task)
         self.eval_sets, self.train_data, self.tokenizer, self.cache_dir = [], None, None, None
+        self.saved_model_paths = []  # what export() wrote
+
+    def named_labels(self, task):
+        """`task` with --label_names as its `display_labels`, if given (as many as it has labels)."""
+        names = self.flags.label_names
+        if not names:
+            return task
+        require(not task.is_regression, f"--label_names: {task.name} is a regression; it has no labels")
+        require(len(names) == task.num_labels and len(set(names)) == len(names),
+                f"--label_names: {task.name} has {task.num_labels} labels ({', '.join(task.labels)}), got "
+                f"{len(names)} name(s) {names}")
+        return dataclasses.replace(task, display_labels=tuple(names))
+
+    def label_names(self):
+        return self.glue_task.label_names
 
     def check_flags(self):
         """--seeds counts up from --seed; --export_tflite writes MediaPipe's form: one lowercased text
@@ -83,17 +103,21 @@ class GlueTask(FineTuningTask):
     def fit_model(self, model):
         return training.logits_model(model)
 
+    def split_data(self, split):
+        """The `SplitData` of `split` ("train", "dev", ...: `GlueTask.tsv_files`' names)."""
+        return SplitData(self.flags, self.glue_task, split, self.tokenizer, self.cache_dir)
+
     def read_dev(self, tokenizer, cache_dir):
         self.tokenizer, self.cache_dir = tokenizer, cache_dir  # the test splits are read by --do_predict
         if self.flags.do_train or self.flags.do_eval:
             for prefix, split in self.glue_task.eval_splits:
-                data = SplitData(self.flags, self.glue_task, split, tokenizer, cache_dir)
+                data = self.split_data(split)
                 self.eval_sets.append(training.EvalSet(prefix, data.dataset(self.flags.eval_batch_size),
                                                        data.labels))
 
     def training_plan(self, tokenizer, cache_dir, seed):
         if self.train_data is None:
-            self.train_data = SplitData(self.flags, self.glue_task, "train", tokenizer, cache_dir)
+            self.train_data = self.split_data("train")
         return TrainingPlan(self.train_data.dataset(self.flags.train_batch_size, training=True, seed=seed),
                             self.flags.train_step, self.flags.warmup_step, self.flags.save_checkpoints_steps,
                             f"--train_step={self.flags.train_step}")
@@ -143,13 +167,14 @@ class GlueTask(FineTuningTask):
         flags = self.flags
 
         def saved_models():
-            return [export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
+            self.saved_model_paths = [export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
                                       do_lower_case=flags.do_lower_case, max_seq_length=flags.max_seq_length,
                                       version=flags.export_version, kernels=flags.export_kernels,
                                       tflite_quantization=flags.export_serving_tflite, **request_bounds())]
+            return self.saved_model_paths
 
         def tflite_files():
-            return export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.labels,
+            return export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.label_names,
                                  seq_length=flags.tflite_seq_length)
 
         export_all(saved_models if flags.export_dir else None, tflite_files if flags.export_tflite else None)

@@ -61,6 +61,10 @@ class FineTuningTask:
     def after_init_checkpoint(self, model):
         """Changes to `model` right after `--init_checkpoint` was loaded into it (none by default)."""
 
+    def label_names(self):
+        """What each output of a classifier means (recorded beside its checkpoints), or None."""
+        return None
+
     def fit_model(self, model):
         """The model `fit` trains and the evaluation reads (default `model` itself, which the
         checkpoints hold either way)."""

@@ -182,8 +182,9 @@ def read_huggingface(model, directory, erf_gelu_as_tanh=False, init_from_group0=
     return stored_from_arrays(model, arrays, NAMES, source, "Hugging Face checkpoint", ignored=IGNORED_NAMES)
 
 
-def huggingface_config(model):
-    """The HF `config.json` values of `model` (an AlbertModel, AlbertPretrainingModel or AlbertClassifier)."""
+def huggingface_config(model, label_names=None):
+    """The HF `config.json` values of `model` (an AlbertModel, AlbertPretrainingModel or AlbertClassifier);
+    a classifier's `id2label` / `label2id` from `label_names` (default: HF's own LABEL_0, LABEL_1, ...)."""
     config = model.config
     kind = kind_of(model)
     values = {
@@ -209,19 +210,22 @@ def huggingface_config(model):
     }
     if kind == CLASSIFIER:
         values["classifier_dropout_prob"] = model.dropout_rate
-        values["id2label"] = {str(index): f"LABEL_{index}" for index in range(model.num_labels)}
-        values["label2id"] = {f"LABEL_{index}": index for index in range(model.num_labels)}
+        names = list(label_names) if label_names is not None else [f"LABEL_{i}" for i in range(model.num_labels)]
+        if len(names) != model.num_labels:
+            raise ValueError(f"{len(names)} label names for a classifier of {model.num_labels} labels")
+        values["id2label"] = {str(index): name for index, name in enumerate(names)}
+        values["label2id"] = {name: index for index, name in enumerate(names)}
     return values
 
 
-def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_case=True):
+def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_case=True, label_names=None):
     """Writes `model` as an HF ALBERT checkpoint directory (config.json + model.safetensors).
 
     `AlbertModel` is written as HF's `AlbertModel`, `AlbertPretrainingModel` as
     `AlbertForPreTraining`, `AlbertClassifier` as `AlbertForSequenceClassification`. With
     `spm_model_file`, the SentencePiece model is copied as `spiece.model` with a
     `tokenizer_config.json`, so `transformers.AlbertTokenizer.from_pretrained(directory)` works.
-    Each file appears only once complete.
+    A classifier's `label_names` become `id2label` and `label2id`. Each file appears only once complete.
 
     Returns:
         The directory written.
@@ -232,7 +236,7 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
         raise TypeError(f"save_huggingface_checkpoint: expected one of "
                         f"{[model_class(kind).__name__ for kind in ARCHITECTURES]}, got {type(model).__name__}.")
     directory = os.fspath(directory)
-    config = huggingface_config(model)
+    config = huggingface_config(model, label_names)
     prefix = "" if kind_of(model) == BACKBONE else BACKBONE_PREFIX
     arrays = {
         (name if name.startswith(HEAD_PREFIXES) else prefix + name): array

@@ -14,8 +14,12 @@ def accuracy(labels, predictions):
     return float(np.mean(np.asarray(labels) == np.asarray(predictions)))
 
 
-def f1(labels, predictions):
-    """F1 of the positive class (label index 1), 0 when there are no positive predictions or labels."""
+def f1(labels, predictions, num_labels=2):
+    """F1 of the positive class (label index 1) of two labels, the mean of each label's F1 (macro)
+    of more; 0 for a label without predictions or rows."""
+    if num_labels > 2:
+        return float(sklearn.metrics.f1_score(labels, predictions, labels=list(range(num_labels)), average="macro",
+                                              zero_division=0.0))
     return float(sklearn.metrics.f1_score(labels, predictions, pos_label=1, zero_division=0.0))
 
 
@@ -53,7 +57,7 @@ def task_metrics(task, labels, logits):
         predictions = np.argmax(logits, axis=-1)
         values = {"accuracy": accuracy(labels, predictions)}
         if "f1" in task.metric_names:
-            values["f1"] = f1(labels, predictions)
+            values["f1"] = f1(labels, predictions, task.num_labels)
         if "mcc" in task.metric_names:
             values["mcc"] = matthews_corrcoef(labels, predictions)
     return {name: values[name] for name in task.metric_names}

@@ -7,15 +7,14 @@ import tensorflow as tf
 
 from albert_tf.io_utils import atomic_open
 
-# GLUE's STS-B scores lie in [0, 5]; a regression head can overshoot, the leaderboard expects the range.
-STSB_SCORE_RANGE = (0.0, 5.0)
-
 
 def predictions_from_logits(task, logits):
-    """Label names (classification) or scores clipped to [0, 5] (STS-B), one per row."""
+    """Label names (classification) or scores, clipped to the task's range if it has one (STS-B's
+    [0, 5]: a regression head can overshoot, the leaderboard expects the range), one per row."""
     logits = np.asarray(logits)
     if task.is_regression:
-        return [f"{score:.3f}" for score in np.clip(logits[:, 0], *STSB_SCORE_RANGE)]
+        scores = np.clip(logits[:, 0], *task.score_range) if task.score_range else logits[:, 0]
+        return [f"{score:.3f}" for score in scores]
     return [task.labels[index] for index in np.argmax(logits, axis=-1)]
 
 

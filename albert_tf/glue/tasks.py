@@ -33,7 +33,9 @@ class GlueTask:
     prefix to a dev split (MNLI has matched and mismatched); `test_splits` maps a GLUE submission
     file stem to a test split. `tsv_files` maps our split names to files under `<data_dir>/<dir>/`.
     `score_range` is a regression score's (lowest, highest): a score outside is used as it is
-    (as the original does) but warned about.
+    (as the original does) but warned about. `display_labels`: names for `labels` where the task
+    defines them (SST-2's "0" is "negative", as TFDS names it): exports and Hugging Face configs
+    show them, GLUE's submission files keep `labels`.
     """
 
     name: str
@@ -51,6 +53,12 @@ class GlueTask:
     tfds_splits: tuple = (("train", "train"), ("dev", "validation"), ("test", "test"))
     skip_malformed_rows: bool = False
     score_range: tuple = None
+    display_labels: tuple = None
+
+    @property
+    def label_names(self):
+        """What each logit means to a person: `display_labels`, else `labels` (None for regression)."""
+        return self.display_labels or self.labels
 
     @property
     def is_regression(self):
@@ -92,12 +100,14 @@ _TASK_LIST = (
         train_columns=TsvColumns(text_a=3, label=1, has_header=False), test_columns=_SINGLE_TEST,
         tfds_config="cola", tfds_text_keys=("sentence",),
         selection_metric="mcc", metric_names=("mcc", "accuracy"),
+        display_labels=("unacceptable", "acceptable"),
     ),
     GlueTask(
         name="SST-2", directory="SST-2", labels=BINARY_LABELS,
         train_columns=TsvColumns(text_a=0, label=1), test_columns=_SINGLE_TEST,
         tfds_config="sst2", tfds_text_keys=("sentence",),
         selection_metric="accuracy", metric_names=_ACCURACY,
+        display_labels=("negative", "positive"),
     ),
     GlueTask(
         name="MRPC", directory="MRPC", labels=BINARY_LABELS,
@@ -105,6 +115,7 @@ _TASK_LIST = (
         test_columns=TsvColumns(index=0, text_a=3, text_b=4),
         tfds_config="mrpc", tfds_text_keys=("sentence1", "sentence2"),
         selection_metric="accuracy", metric_names=_ACCURACY_F1,
+        display_labels=("not_equivalent", "equivalent"),
     ),
     GlueTask(
         name="STS-B", directory="STS-B", labels=None,
@@ -118,6 +129,7 @@ _TASK_LIST = (
         train_columns=TsvColumns(text_a=3, text_b=4, label=5), test_columns=_PAIR_TEST,
         tfds_config="qqp", tfds_text_keys=("question1", "question2"),
         selection_metric="accuracy", metric_names=_ACCURACY_F1, skip_malformed_rows=True,
+        display_labels=("not_duplicate", "duplicate"),
     ),
     GlueTask(
         name="MNLI", directory="MNLI", labels=NLI_LABELS,
@@ -153,6 +165,7 @@ _TASK_LIST = (
         train_columns=_PAIR_LAST_LABEL, test_columns=_PAIR_TEST,
         tfds_config="wnli", tfds_text_keys=("sentence1", "sentence2"),
         selection_metric="accuracy", metric_names=_ACCURACY,
+        display_labels=("not_entailment", "entailment"),
     ),
 )
 

@@ -83,7 +83,7 @@ class ClassifierServingModule(ExportKernels):
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
                       max_seq_length=512, version=None, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
                       max_string_bytes=DEFAULT_MAX_STRING_BYTES, tflite_quantization=None, dtype=PORTABLE_DTYPE):
-    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`), traced with `kernels`, serving requests
+    """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`: its `label_names` are what `label` says), traced with `kernels`, serving requests
     of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path.
 
     With `tflite_quantization` ("float32" or "dynamic_int8"), the version also holds the classifier's
@@ -93,7 +93,7 @@ def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_cas
     may ask for "mixed_bfloat16"); the LiteRT model always in float32.
     """
     module = ClassifierServingModule(
-        classifier, task.text_feature_names, task.labels, spm_model_file,
+        classifier, task.text_feature_names, task.label_names, spm_model_file,
         do_lower_case=do_lower_case, max_seq_length=max_seq_length, kernels=kernels,
         max_batch_size=max_batch_size, max_string_bytes=max_string_bytes, dtype=dtype,
     )
