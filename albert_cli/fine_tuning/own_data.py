@@ -50,7 +50,12 @@ class OwnDataTask(GlueTask):
             raise UsageError(f"--metrics: {error}") from None
         super().__init__(flag_values, task)
         kind = "regression" if flags.regression else "labels " + ",".join(names)
-        self.settings_name = f"{own_data.TASK_NAME} ({kind}; {' + '.join(self.columns)})"
+        self.run_name = f"{own_data.TASK_NAME} ({kind}; {' + '.join(self.columns)})"
+
+    @property
+    def settings_name(self):
+        """The run record names the labels and columns: resuming with others is refused."""
+        return self.run_name
 
     def named_labels(self, task):
         return task  # its labels are the names already
