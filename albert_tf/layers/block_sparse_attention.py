@@ -50,9 +50,9 @@ def random_block_words(num_blocks, num_heads, seed):
     LiteRT model's). Integer hashing gives the same bits in all of them, and the words of one
     row are distinct (a bijection of distinct counters), so no ranking below meets a tie.
     """
-    head = ops.arange(num_heads, dtype="int32")[:, None, None]
-    query_block = ops.arange(1, num_blocks - 1, dtype="int32")[None, :, None]
-    key_block = ops.arange(num_blocks, dtype="int32")[None, None, :]
+    head = ops.reshape(ops.arange(num_heads, dtype="int32"), (-1, 1, 1))
+    query_block = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (1, -1, 1))
+    key_block = ops.reshape(ops.arange(num_blocks, dtype="int32"), (1, 1, -1))
     return _mix(_mix(_mix(ops.bitwise_xor(head, seed)) + query_block) + key_block)
 
 
@@ -67,8 +67,8 @@ def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed):
     """
     if num_random_blocks == 0:
         return ops.zeros((num_heads, num_blocks - 2, 0), "int32")
-    query_blocks = ops.arange(1, num_blocks - 1, dtype="int32")[:, None]
-    key_blocks = ops.arange(num_blocks, dtype="int32")[None, :]
+    query_blocks = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (-1, 1))
+    key_blocks = ops.reshape(ops.arange(num_blocks, dtype="int32"), (1, -1))
     allowed = ops.logical_and(
         ops.logical_and(key_blocks > 0, key_blocks < num_blocks - 1), ops.abs(key_blocks - query_blocks) > 1)
     words = ops.where(allowed, random_block_words(num_blocks, num_heads, seed), _LEAST_WORD)
@@ -83,11 +83,11 @@ def key_block_table(num_blocks, random_blocks):
     """
     random_blocks = ops.cast(random_blocks, "int32")
     heads, rows, num_random = ops.shape(random_blocks)
-    query_block = ops.arange(1, num_blocks - 1, dtype="int32")[:, None]  # [rows, 1]
+    query_block = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (-1, 1))
     fixed = ops.concatenate([query_block * 0, query_block - 1, query_block, query_block + 1], axis=1)
 
     def for_every_head(blocks):
-        return ops.broadcast_to(blocks[None], (heads, rows, blocks.shape[-1]))
+        return ops.broadcast_to(ops.expand_dims(blocks, 0), (heads, rows, blocks.shape[-1]))
 
     table = ops.concatenate(
         [for_every_head(fixed), random_blocks, for_every_head(query_block * 0 + num_blocks - 1)], axis=-1)
@@ -173,27 +173,27 @@ class BlockSparseAttention(keras.layers.Layer):
         query_blocks = ops.reshape(query, (batch, heads, num_blocks, self.block_size, width))
         # Global rows: the first and the last query block against every key.
         global_query = ops.concatenate([query_blocks[:, :, 0], query_blocks[:, :, -1]], axis=2)
-        global_context = self._attend(global_query, key, value, key_bias[:, None, None, :], scale, training)
+        global_context = self._attend(global_query, key, value, ops.expand_dims(key_bias, (1, 2)), scale, training)
         first, last = ops.split(global_context, 2, axis=2)
 
         # Middle rows: each query block against its gathered key blocks.
         table, counts = key_block_table(num_blocks, self._random_blocks(num_blocks, heads))
         # One gather over the heads' blocks side by side: head n's block j is row n * nb + j.
-        flat_table = ops.reshape(table + ops.arange(heads, dtype="int32")[:, None, None] * num_blocks, (-1,))
+        flat_table = ops.reshape(table + ops.reshape(ops.arange(heads, dtype="int32"), (-1, 1, 1)) * num_blocks, (-1,))
 
         def gathered(t):  # [B, N, T', d] -> [B, N, nb-2, (5+r) * block_size, d]
             picked = ops.take(ops.reshape(t, (batch, heads * num_blocks, self.block_size * width)), flat_table, axis=1)
             return ops.reshape(picked, (batch, heads, num_blocks - 2, -1, width))
 
-        slot_bias = (1.0 - counts)[None, None, :, :, None] * MASK_ADDER
+        slot_bias = ops.expand_dims(1.0 - counts, (0, 1, 4)) * MASK_ADDER
         gathered_bias = ops.take(ops.reshape(key_bias, (batch, num_blocks, self.block_size)), table, axis=1)
         gathered_bias = ops.reshape(gathered_bias + slot_bias, (batch, heads, num_blocks - 2, 1, -1))
         middle = self._attend(query_blocks[:, :, 1:-1], gathered(key), gathered(value), gathered_bias,
                               scale, training)
 
-        context = ops.concatenate([first[:, :, None], middle, last[:, :, None]], axis=2)
+        context = ops.concatenate([ops.expand_dims(first, 2), middle, ops.expand_dims(last, 2)], axis=2)
         context = ops.reshape(context, (batch, heads, num_blocks * self.block_size, width))
-        query_mask = ops.cast(key_bias == 0.0, context.dtype)[:, None, :, None]
+        query_mask = ops.expand_dims(ops.cast(key_bias == 0.0, context.dtype), (1, 3))
         return (context * query_mask)[:, :, :length]
 
     def _attend(self, query, key, value, bias, scale, training):
