@@ -112,8 +112,8 @@ def _lowbias32(words):
 
 def test_the_words_are_lowbias32_of_seed_head_and_blocks():
     """The int32 arithmetic of `random_block_words` (products that wrap, shifts made logical) is the
-    published unsigned hash, bit for bit, and a row's words are distinct (no ties to break)."""
-    num_blocks, heads, seed = 40, 3, 0x7FFFFFF0
+    published unsigned hash, bit for bit (a seed past int32 too), and a row's words are distinct (no ties to break)."""
+    num_blocks, heads, seed = 40, 3, 0xFFFFFFF0  # past int32: its low 32 bits
     head = np.arange(heads, dtype=np.uint64)[:, None, None]
     query_block = np.arange(1, num_blocks - 1, dtype=np.uint64)[None, :, None]
     key_block = np.arange(num_blocks, dtype=np.uint64)[None, None, :]

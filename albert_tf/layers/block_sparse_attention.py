@@ -26,6 +26,17 @@ from albert_tf.layers.attention_mask import MASK_ADDER
 _LEAST_WORD = -(2**31)  # below every allowed block's word: int32's minimum
 
 
+def _int32_range(start, stop, shape):
+    """start..stop-1 as int32 (`stop` may be a tensor of a graph), reshaped to `shape`."""
+    return ops.reshape(ops.arange(start, stop, dtype="int32"), shape)
+
+
+def _as_int32(number):
+    """A Python integer's low 32 bits as a signed int32 value."""
+    low = number & 0xFFFFFFFF
+    return low - 2**32 if low >= 2**31 else low
+
+
 def _shift_right(words, bits):
     """Logical right shift of int32 words (`right_shift` is arithmetic on signed integers)."""
     return ops.right_shift(words, bits) + ops.where(words < 0, 1 << (32 - bits), 0)
@@ -50,10 +61,10 @@ def random_block_words(num_blocks, num_heads, seed):
     LiteRT model's). Integer hashing gives the same bits in all of them, and the words of one
     row are distinct (a bijection of distinct counters), so no ranking below meets a tie.
     """
-    head = ops.reshape(ops.arange(num_heads, dtype="int32"), (-1, 1, 1))
-    query_block = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (1, -1, 1))
-    key_block = ops.reshape(ops.arange(num_blocks, dtype="int32"), (1, 1, -1))
-    return _mix(_mix(_mix(ops.bitwise_xor(head, seed)) + query_block) + key_block)
+    head = _int32_range(0, num_heads, (-1, 1, 1))
+    query_block = _int32_range(1, num_blocks - 1, (1, -1, 1))
+    key_block = _int32_range(0, num_blocks, (1, 1, -1))
+    return _mix(_mix(_mix(ops.bitwise_xor(head, _as_int32(seed))) + query_block) + key_block)
 
 
 def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed):
@@ -67,8 +78,8 @@ def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed):
     """
     if num_random_blocks == 0:
         return ops.zeros((num_heads, num_blocks - 2, 0), "int32")
-    query_blocks = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (-1, 1))
-    key_blocks = ops.reshape(ops.arange(num_blocks, dtype="int32"), (1, -1))
+    query_blocks = _int32_range(1, num_blocks - 1, (-1, 1))
+    key_blocks = _int32_range(0, num_blocks, (1, -1))
     allowed = ops.logical_and(
         ops.logical_and(key_blocks > 0, key_blocks < num_blocks - 1), ops.abs(key_blocks - query_blocks) > 1)
     words = ops.where(allowed, random_block_words(num_blocks, num_heads, seed), _LEAST_WORD)
@@ -83,7 +94,7 @@ def key_block_table(num_blocks, random_blocks):
     """
     random_blocks = ops.cast(random_blocks, "int32")
     heads, rows, num_random = ops.shape(random_blocks)
-    query_block = ops.reshape(ops.arange(1, num_blocks - 1, dtype="int32"), (-1, 1))
+    query_block = _int32_range(1, num_blocks - 1, (-1, 1))
     fixed = ops.concatenate([query_block * 0, query_block - 1, query_block, query_block + 1], axis=1)
 
     def for_every_head(blocks):
@@ -179,7 +190,7 @@ class BlockSparseAttention(keras.layers.Layer):
         # Middle rows: each query block against its gathered key blocks.
         table, counts = key_block_table(num_blocks, self._random_blocks(num_blocks, heads))
         # One gather over the heads' blocks side by side: head n's block j is row n * nb + j.
-        flat_table = ops.reshape(table + ops.reshape(ops.arange(heads, dtype="int32"), (-1, 1, 1)) * num_blocks, (-1,))
+        flat_table = ops.reshape(table + _int32_range(0, heads, (-1, 1, 1)) * num_blocks, (-1,))
 
         def gathered(t):  # [B, N, T', d] -> [B, N, nb-2, (5+r) * block_size, d]
             picked = ops.take(ops.reshape(t, (batch, heads * num_blocks, self.block_size * width)), flat_table, axis=1)
