@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertConfig, AlbertPretrainingModel
 from albert_tf.layers.attention_mask import attention_bias
-from albert_tf.layers.block_sparse_attention import BlockSparseAttention, draw_random_blocks
+from albert_tf.layers.block_sparse_attention import BlockSparseAttention, draw_random_blocks, random_block_words
 from albert_tf.models.albert_model import AlbertModel
 from albert_tf.models.classifier_model import AlbertClassifier
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
@@ -91,12 +91,36 @@ def test_random_blocks_follow_the_papers_rule(num_blocks, num_random):
         assert not np.array_equal(drawn[0], drawn[1])  # each head its own pattern
 
 
-def test_constant_uniforms_give_the_drawn_pattern_for_every_block_count():
-    """The LiteRT export's pattern (`max_blocks`: uniforms cut from one constant draw) is the drawn one."""
+def test_a_graph_of_unknown_length_draws_the_eager_pattern_for_every_block_count():
+    """A SavedModel's or LiteRT model's graph knows the block count only when it runs: the same pattern."""
+    graph = tf.function(lambda blocks: draw_random_blocks(blocks, 3, 2, seed=11),
+                        input_signature=[tf.TensorSpec([], tf.int32)])
     for num_blocks in range(7, 33):
-        for heads in (1, 3):
-            np.testing.assert_array_equal(draw_random_blocks(num_blocks, heads, 2, seed=11, max_blocks=32),
-                                          draw_random_blocks(num_blocks, heads, 2, seed=11))
+        np.testing.assert_array_equal(graph(tf.constant(num_blocks)), draw_random_blocks(num_blocks, 3, 2, seed=11))
+
+
+def _lowbias32(words):
+    """Wellons' lowbias32 on uint64 NumPy words kept to 32 bits: no wrap-around to trust."""
+    low = np.uint64(0xFFFFFFFF)
+    words = words.astype(np.uint64) & low
+    words ^= words >> np.uint64(16)
+    words = (words * np.uint64(0x7FEB352D)) & low
+    words ^= words >> np.uint64(15)
+    words = (words * np.uint64(0x846CA68B)) & low
+    return words ^ (words >> np.uint64(16))
+
+
+def test_the_words_are_lowbias32_of_seed_head_and_blocks():
+    """The int32 arithmetic of `random_block_words` (products that wrap, shifts made logical) is the
+    published unsigned hash, bit for bit (a seed past int32 too), and a row's words are distinct (no ties to break)."""
+    num_blocks, heads, seed = 40, 3, 0xFFFFFFF0  # past int32: its low 32 bits
+    head = np.arange(heads, dtype=np.uint64)[:, None, None]
+    query_block = np.arange(1, num_blocks - 1, dtype=np.uint64)[None, :, None]
+    key_block = np.arange(num_blocks, dtype=np.uint64)[None, None, :]
+    expected = _lowbias32(_lowbias32(_lowbias32(head ^ np.uint64(seed)) + query_block) + key_block)
+    words = np.asarray(random_block_words(num_blocks, heads, seed))
+    np.testing.assert_array_equal(words, expected.astype(np.uint32).view(np.int32))
+    assert all(len(set(row)) == num_blocks for head_words in words for row in head_words)
 
 
 def test_random_blocks_are_uniform_over_the_allowed_blocks():

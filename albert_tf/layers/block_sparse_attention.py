@@ -9,46 +9,81 @@ The sequence is cut into blocks of `block_size` tokens. With nb blocks:
 
 The math is gather and softmax: the key and value blocks of each query block are gathered by
 index, the padding bias is gathered with them, and the softmax runs over the gathered keys only.
-Memory grows as T * (5 + r) * block_size instead of T * T.
+Memory grows as T * (5 + r) * block_size instead of T * T. Written in `keras.ops` alone: the same
+layer on TensorFlow, JAX and PyTorch.
 """
 
 import zlib
 
 import keras
 import numpy as np
-import tensorflow as tf
 from absl import logging
+from keras import ops
 
 from albert_tf.config import min_sparse_length
 from albert_tf.layers.attention_mask import MASK_ADDER
 
+_LEAST_WORD = -(2**31)  # below every allowed block's word: int32's minimum
 
-def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed, max_blocks=None):
+
+def _int32_range(start, stop, shape):
+    """start..stop-1 as int32 (`stop` may be a tensor of a graph), reshaped to `shape`."""
+    return ops.reshape(ops.arange(start, stop, dtype="int32"), shape)
+
+
+def _as_int32(number):
+    """A Python integer's low 32 bits as a signed int32 value."""
+    low = number & 0xFFFFFFFF
+    return low - 2**32 if low >= 2**31 else low
+
+
+def _shift_right(words, bits):
+    """Logical right shift of int32 words (`right_shift` is arithmetic on signed integers)."""
+    return ops.right_shift(words, bits) + ops.where(words < 0, 1 << (32 - bits), 0)
+
+
+def _mix(words):
+    """A bijection of 32-bit words that scrambles every bit (Wellons' "lowbias32"); int32
+    products wrap around the same way on every backend and in LiteRT."""
+    words = ops.bitwise_xor(words, _shift_right(words, 16))
+    words = ops.multiply(words, 0x7FEB352D)
+    words = ops.bitwise_xor(words, _shift_right(words, 15))
+    words = ops.multiply(words, 0x846CA68B - 2**32)
+    return ops.bitwise_xor(words, _shift_right(words, 16))
+
+
+def random_block_words(num_blocks, num_heads, seed):
+    """int32 [heads, nb - 2, nb]: a pseudo-random word for each head, middle query block and key
+    block, a function of (seed, head, query block, key block) alone, whatever nb is.
+
+    Why not a random op: Philox and friends draw different streams on each backend, and NumPy's
+    generator cannot run in a graph whose length is known only when it runs (a SavedModel's or a
+    LiteRT model's). Integer hashing gives the same bits in all of them, and the words of one
+    row are distinct (a bijection of distinct counters), so no ranking below meets a tie.
+    """
+    head = _int32_range(0, num_heads, (-1, 1, 1))
+    query_block = _int32_range(1, num_blocks - 1, (1, -1, 1))
+    key_block = _int32_range(0, num_blocks, (1, 1, -1))
+    return _mix(_mix(_mix(ops.bitwise_xor(head, _as_int32(seed))) + query_block) + key_block)
+
+
+def draw_random_blocks(num_blocks, num_heads, num_random_blocks, seed):
     """The random key blocks of each head and middle query block: int32 [heads, nb - 2, r].
 
-    Query block i (1 <= i <= nb-2) draws r distinct blocks uniformly from those it does not
-    already see: not the global first and last, not its window i-1..i+1. The draw is a
-    stateless Philox function of `seed` (the same pattern at every call, in every export);
-    `num_blocks` may be a tensor. Needs nb >= 5 + r (BigBird's length rule gives more).
-
-    With `max_blocks` (a Python int >= every nb the graph will see) the uniforms are a constant
-    of the graph, cut from the draw for `max_blocks` (Philox fills a tensor in counter order, so
-    a smaller draw is a prefix of a larger one; tested): the same pattern without the random op,
-    for converters that have none (LiteRT).
+    Query block i (1 <= i <= nb-2) takes the r blocks of highest `random_block_words` among
+    those it does not already see: not the global first and last, not its window i-1..i+1. The
+    words are iid-like, so that is a uniform draw without replacement; it is a function of
+    `seed` (the same pattern at every call, on every backend, in every export). `num_blocks`
+    may be a tensor of a graph. Needs nb >= 5 + r (BigBird's length rule gives more).
     """
-    query_blocks = tf.range(1, num_blocks - 1)[:, tf.newaxis]
-    key_blocks = tf.range(num_blocks)[tf.newaxis, :]
-    allowed = (key_blocks > 0) & (key_blocks < num_blocks - 1) & (tf.abs(key_blocks - query_blocks) > 1)
-    shape = tf.stack([num_heads, num_blocks - 2, num_blocks])
-    if max_blocks is None:
-        noise = tf.random.stateless_uniform(shape, seed=[seed, 0], alg="philox")
-    else:
-        with tf.init_scope():  # computed once, eagerly: a constant in the traced graph
-            stream = tf.random.stateless_uniform(
-                [num_heads * (max_blocks - 2) * max_blocks], seed=[seed, 0], alg="philox").numpy()
-        noise = tf.reshape(tf.constant(stream)[:tf.reduce_prod(shape)], shape)
-    # The r largest of iid uniforms over the allowed blocks: a uniform draw without replacement.
-    return tf.math.top_k(tf.where(allowed, noise, -1.0), k=num_random_blocks).indices
+    if num_random_blocks == 0:
+        return ops.zeros((num_heads, num_blocks - 2, 0), "int32")
+    query_blocks = _int32_range(1, num_blocks - 1, (-1, 1))
+    key_blocks = _int32_range(0, num_blocks, (1, -1))
+    allowed = ops.logical_and(
+        ops.logical_and(key_blocks > 0, key_blocks < num_blocks - 1), ops.abs(key_blocks - query_blocks) > 1)
+    words = ops.where(allowed, random_block_words(num_blocks, num_heads, seed), _LEAST_WORD)
+    return ops.cast(ops.top_k(words, k=num_random_blocks)[1], "int32")
 
 
 def key_block_table(num_blocks, random_blocks):
@@ -57,29 +92,21 @@ def key_block_table(num_blocks, random_blocks):
     `random_blocks` int [heads, nb - 2, r] -> (int32 [heads, nb - 2, 5 + r]: first, i-1, i, i+1,
     the r random, last; float32 [nb - 2, 5 + r]: 0 where the slot repeats a window block).
     """
-    random_blocks = tf.cast(random_blocks, tf.int32)
-    heads, rows = tf.shape(random_blocks)[0], num_blocks - 2
-    query_block = tf.range(1, num_blocks - 1)
-    window = query_block[:, tf.newaxis] + tf.constant([-1, 0, 1])
+    random_blocks = ops.cast(random_blocks, "int32")
+    heads, rows, num_random = ops.shape(random_blocks)
+    query_block = _int32_range(1, num_blocks - 1, (-1, 1))
+    fixed = ops.concatenate([query_block * 0, query_block - 1, query_block, query_block + 1], axis=1)
 
     def for_every_head(blocks):
-        return tf.broadcast_to(blocks, tf.stack([heads, rows, tf.shape(blocks)[-1]]))
+        return ops.broadcast_to(ops.expand_dims(blocks, 0), (heads, rows, blocks.shape[-1]))
 
-    table = tf.concat(
+    table = ops.concatenate(
+        [for_every_head(fixed), random_blocks, for_every_head(query_block * 0 + num_blocks - 1)], axis=-1)
+    counts = ops.concatenate(
         [
-            for_every_head(tf.zeros([rows, 1], tf.int32)),
-            for_every_head(window),
-            random_blocks,
-            for_every_head(tf.fill(tf.stack([rows, 1]), num_blocks - 1)),
-        ],
-        axis=-1,
-    )
-    ones = tf.ones([rows, 3 + tf.shape(random_blocks)[-1]])
-    counts = tf.concat(
-        [
-            tf.cast(query_block != 1, tf.float32)[:, tf.newaxis],  # block 0 is in row 1's window
-            ones,
-            tf.cast(query_block != num_blocks - 2, tf.float32)[:, tf.newaxis],  # the last, in row nb-2's
+            ops.cast(query_block != 1, "float32"),  # block 0 is in row 1's window
+            ops.ones((rows, 3 + num_random)),
+            ops.cast(query_block != num_blocks - 2, "float32"),  # the last, in row nb-2's
         ],
         axis=-1,
     )
@@ -127,15 +154,13 @@ class BlockSparseAttention(keras.layers.Layer):
         self.random_blocks = None if random_blocks is None else np.asarray(random_blocks).tolist()
         self.dropout = keras.layers.Dropout(attention_probs_dropout_prob, dtype=self.dtype_policy, name="dropout")
         self._said_dense = set()
-        self.max_length = None  # set by `constant_random_blocks`; a tracing choice, not config
 
     def call(self, query, key, value, bias, scale, dense_attention, training=None):
         length = query.shape[2]
         threshold = min_sparse_length(self.block_size, self.num_random_blocks)
-        if length is None:  # known when the graph runs
-            length = tf.shape(query)[2]
-            return tf.cond(
-                length > threshold,
+        if length is None:  # known when the graph runs (TensorFlow's graphs of unknown length)
+            return ops.cond(
+                ops.shape(query)[2] > threshold,
                 lambda: self._sparse(query, key, value, bias, scale, training),
                 dense_attention,
             )
@@ -150,62 +175,52 @@ class BlockSparseAttention(keras.layers.Layer):
         return dense_attention()
 
     def _sparse(self, query, key, value, bias, scale, training):
-        length = tf.shape(query)[2]
+        batch, heads, length, width = ops.shape(query)  # ints; scalar tensors where a graph leaves them open
         padding = -length % self.block_size
-        query, key, value = (tf.pad(t, [[0, 0], [0, 0], [0, padding], [0, 0]]) for t in (query, key, value))
-        key_bias = tf.pad(bias[:, 0, 0, :], [[0, 0], [0, padding]], constant_values=MASK_ADDER)  # [B, T']
-        num_blocks = tf.shape(query)[2] // self.block_size
+        query, key, value = (ops.pad(t, [[0, 0], [0, 0], [0, padding], [0, 0]]) for t in (query, key, value))
+        key_bias = ops.pad(bias[:, 0, 0, :], [[0, 0], [0, padding]], constant_values=MASK_ADDER)  # [B, T']
+        num_blocks = (length + padding) // self.block_size
 
-        def blocks(t):  # [B, ..., T', d?] -> [B, ..., nb, block_size, d?]
-            shape = tf.shape(t)
-            return tf.reshape(t, tf.concat([shape[:2], [num_blocks, self.block_size], shape[3:]], axis=0))
-
-        query_blocks = blocks(query)
+        query_blocks = ops.reshape(query, (batch, heads, num_blocks, self.block_size, width))
         # Global rows: the first and the last query block against every key.
-        global_query = tf.concat([query_blocks[:, :, 0], query_blocks[:, :, -1]], axis=2)
-        global_context = self._attend(global_query, key, value, tf.expand_dims(tf.expand_dims(key_bias, 1), 1),
-                                      scale, training)
-        first, last = tf.split(global_context, 2, axis=2)
+        global_query = ops.concatenate([query_blocks[:, :, 0], query_blocks[:, :, -1]], axis=2)
+        global_context = self._attend(global_query, key, value, ops.expand_dims(key_bias, (1, 2)), scale, training)
+        first, last = ops.split(global_context, 2, axis=2)
 
         # Middle rows: each query block against its gathered key blocks.
-        heads = query.shape[1] if query.shape[1] is not None else tf.shape(query)[1]
         table, counts = key_block_table(num_blocks, self._random_blocks(num_blocks, heads))
-        batch_table = tf.broadcast_to(table, tf.concat([tf.shape(query)[:1], tf.shape(table)], axis=0))
+        # One gather over the heads' blocks side by side: head n's block j is row n * nb + j.
+        flat_table = ops.reshape(table + _int32_range(0, heads, (-1, 1, 1)) * num_blocks, (-1,))
 
         def gathered(t):  # [B, N, T', d] -> [B, N, nb-2, (5+r) * block_size, d]
-            picked = tf.gather(blocks(t), batch_table, batch_dims=2)  # [B, N, nb-2, 5+r, bs, d]
-            return tf.reshape(picked, tf.concat([tf.shape(picked)[:3], [-1, tf.shape(t)[-1]]], axis=0))
+            picked = ops.take(ops.reshape(t, (batch, heads * num_blocks, self.block_size * width)), flat_table, axis=1)
+            return ops.reshape(picked, (batch, heads, num_blocks - 2, -1, width))
 
-        slot_bias = (1.0 - counts)[tf.newaxis, tf.newaxis, :, :, tf.newaxis] * MASK_ADDER
-        gathered_bias = tf.gather(tf.reshape(key_bias, [tf.shape(key_bias)[0], num_blocks, -1]), table, axis=1)
-        gathered_bias = gathered_bias + slot_bias  # [B, N, nb-2, 5+r, bs]
-        gathered_bias = tf.reshape(gathered_bias, tf.concat([tf.shape(gathered_bias)[:3], [1, -1]], axis=0))
+        slot_bias = ops.expand_dims(1.0 - counts, (0, 1, 4)) * MASK_ADDER
+        gathered_bias = ops.take(ops.reshape(key_bias, (batch, num_blocks, self.block_size)), table, axis=1)
+        gathered_bias = ops.reshape(gathered_bias + slot_bias, (batch, heads, num_blocks - 2, 1, -1))
         middle = self._attend(query_blocks[:, :, 1:-1], gathered(key), gathered(value), gathered_bias,
                               scale, training)
 
-        context = tf.concat([first[:, :, tf.newaxis], middle, last[:, :, tf.newaxis]], axis=2)
-        context = tf.reshape(context, tf.shape(query))
-        query_mask = tf.expand_dims(tf.expand_dims(tf.cast(tf.equal(key_bias, 0.0), context.dtype), 1), -1)
+        context = ops.concatenate([ops.expand_dims(first, 2), middle, ops.expand_dims(last, 2)], axis=2)
+        context = ops.reshape(context, (batch, heads, num_blocks * self.block_size, width))
+        query_mask = ops.expand_dims(ops.cast(key_bias == 0.0, context.dtype), (1, 3))
         return (context * query_mask)[:, :, :length]
 
     def _attend(self, query, key, value, bias, scale, training):
         """softmax(query key^T * scale + bias) value, the softmax in float32 as the dense path's."""
-        scores = tf.matmul(query, key, transpose_b=True)
-        weights = tf.nn.softmax(tf.cast(scores, tf.float32) * scale + bias, axis=-1)
-        weights = self.dropout(tf.cast(weights, query.dtype), training=training)
-        return tf.matmul(weights, value)
+        scores = ops.einsum("...qd,...kd->...qk", query, key)
+        weights = ops.softmax(ops.cast(scores, "float32") * scale + bias, axis=-1)
+        weights = self.dropout(ops.cast(weights, query.dtype), training=training)
+        return ops.matmul(weights, value)
 
     def _random_blocks(self, num_blocks, num_heads):
         if self.random_blocks is None:
-            if self.max_length is None:
-                return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed)
-            return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed,
-                                      max_blocks=-(-self.max_length // self.block_size))
-        pattern = tf.constant(self.random_blocks, tf.int32)
-        tf.debugging.assert_equal(
-            tf.shape(pattern)[1], num_blocks - 2,
-            message=f"{self.name}: `random_blocks` is for {pattern.shape[1] + 2} blocks of {self.block_size}",
-        )
+            return draw_random_blocks(num_blocks, num_heads, self.num_random_blocks, self.seed)
+        pattern = ops.convert_to_tensor(self.random_blocks, "int32")
+        if isinstance(num_blocks, int) and pattern.shape[1] != num_blocks - 2:
+            raise ValueError(f"{self.name}: `random_blocks` is for {pattern.shape[1] + 2} blocks of "
+                             f"{self.block_size} tokens, the input has {num_blocks}.")
         return pattern
 
     def compute_output_shape(self, query_shape, *args, **kwargs):
@@ -223,12 +238,3 @@ class BlockSparseAttention(keras.layers.Layer):
             }
         )
         return config
-
-
-def constant_random_blocks(model, max_length):
-    """Makes every `BlockSparseAttention` of `model` trace its random blocks from constants, for
-    sequences up to `max_length` tokens (`draw_random_blocks`' `max_blocks`): the same pattern,
-    with no random op in the graph."""
-    for layer in model._flatten_layers(include_self=False):  # pylint: disable=protected-access
-        if isinstance(layer, BlockSparseAttention):
-            layer.max_length = max_length

@@ -11,7 +11,6 @@ of empty variable handles (NaN outputs; TF 2.21).
 import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
-from albert_tf.layers.block_sparse_attention import constant_random_blocks
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.models.serialization import copied
 from albert_tf.progress import working
@@ -27,10 +26,8 @@ def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None)
     version 12 (a scale per output channel, the converter's default) is unknown to older runtimes."""
     if quantization not in TFLITE_QUANTIZATIONS:
         raise ValueError(f"quantization must be one of {list(TFLITE_QUANTIZATIONS)}, got {quantization!r}")
-    # Always a copy (float32, reference kernels): its random key blocks become constants below.
+    # A copy in float32 with the reference kernels.
     model_copy = copied(model, PORTABLE_DTYPE, "reference")
-    config = getattr(model_copy, "albert", model_copy).config  # a task model's encoder, or the encoder
-    constant_random_blocks(model_copy, config.max_position_embeddings)  # LiteRT has no random ops
 
     @tf.function(input_signature=[tf.TensorSpec(shape, tf.int32, name=name) for name in INPUT_NAMES])
     def function(input_word_ids, input_mask, input_type_ids):
