@@ -19,6 +19,7 @@ from absl import flags
 
 from albert_cli.cli import UsageError, run_main
 from albert_cli.figures import matplotlib_module
+from albert_tf.io_utils import atomic_open
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
@@ -47,6 +48,12 @@ def _pyplot():
     return matplotlib_module("matplotlib.pyplot")
 
 
+def _save(figure, path):
+    """The figure as a PNG at `path`, whole or not at all; a link planted there is replaced, never written through."""
+    with atomic_open(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100)
+
+
 def _numeric(records, name):
     """(steps, values) of the records that carry `name` as a number (NaN is written as a string)."""
     points = [(r["step"], r[name]) for r in records if isinstance(r.get(name), (int, float))]
@@ -66,7 +73,7 @@ def plot_pretraining(records, path):
         axis.grid(alpha=0.3)
         axis.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    _save(figure, path)
     plt.close(figure)
 
 
@@ -86,7 +93,7 @@ def plot_fine_tuning(histories, path):
         axis.grid(alpha=0.3)
         axis.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    _save(figure, path)
     plt.close(figure)
 
 
