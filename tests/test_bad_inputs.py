@@ -1545,10 +1545,13 @@ def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_determin
     (["{tmp}"], ["model", "a directory, not a file"]),
     (["{model}"], ["model", "model.tflite: not a LiteRT model", "TFL3", "--export_tflite"]),
     (["{model}", "--port=70000"], ["--port must be from 0 to 65535, got 70000"]),
-], ids=["web-serve-missing-model", "web-serve-directory", "web-serve-not-a-tflite-file", "web-serve-port-out-of-range"])
+    (["{tmp}/fifo.tflite"], ["model", "fifo.tflite: not a regular file (a FIFO"]),
+], ids=["web-serve-missing-model", "web-serve-directory", "web-serve-not-a-tflite-file", "web-serve-port-out-of-range",
+        "web-serve-fifo"])
 def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
     model = tmp_path / "model.tflite"
     model.write_bytes(b"a text file, not a flatbuffer")
+    os.mkfifo(tmp_path / "fifo.tflite")
     code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
     assert_one_line_error(code, stderr, *words)
 
