@@ -12,7 +12,6 @@ sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR 
 """
 
 import glob
-import json
 import os
 
 from absl import flags
@@ -20,6 +19,7 @@ from absl import flags
 from albert_cli.cli import UsageError, run_main
 from albert_cli.figures import matplotlib_module
 from albert_tf.io_utils import atomic_open
+from albert_tf.json_text import parse_json
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
@@ -36,9 +36,9 @@ def read_jsonl(path):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(parse_json(line))
             except ValueError as error:  # not JSON, or not UTF-8
-                reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+                reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else getattr(error, "msg", error)
                 raise ValueError(f"{path}: line {number} is not JSON ({reason})") from None
     return records
 
@@ -105,9 +105,9 @@ def _eval_histories(output_dir):
     for path in paths:
         with open(path) as handle:
             try:
-                histories[os.path.basename(os.path.dirname(path))] = json.load(handle)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}: not JSON ({error.msg})") from None
+                histories[os.path.basename(os.path.dirname(path))] = parse_json(handle.read())
+            except ValueError as error:
+                raise ValueError(f"{path}: not JSON ({getattr(error, 'msg', error)})") from None
     return histories
 
 

@@ -29,6 +29,7 @@ from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_
                             require_recompute_trainable, run_main, settle_kernels, start_determinism)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
+from albert_tf.json_text import parse_json
 from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 from albert_cli.task_flags import require_init_checkpoint_for_extend_positions
@@ -193,7 +194,7 @@ def previous_run(output_dir):
     if tf.io.gfile.exists(path):
         with tf.io.gfile.GFile(path, "rb") as handle:
             try:
-                summary = json.loads(handle.read().decode("utf-8"))
+                summary = parse_json(handle.read().decode("utf-8"))
             except ValueError as error:  # not UTF-8 or not JSON
                 raise UsageError(f"{path}: not a summary this script wrote ({error}); move it away to write a new one") from None
         require(isinstance(summary, dict), f"{path}: expected a JSON object, got {type(summary).__name__}; "

@@ -7,7 +7,6 @@ directory would silently mix two runs. The training settings are written to
 compares its own with them first.
 """
 
-import json
 import os
 
 import tensorflow as tf
@@ -15,6 +14,7 @@ import tensorflow as tf
 from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
 from albert_tf.io_utils import write_json
+from albert_tf.json_text import parse_json
 
 SETTINGS_FILE = "run_settings.json"
 
@@ -33,7 +33,7 @@ def check_run_settings(output_dir, settings):
         return
     try:
         with tf.io.gfile.GFile(path, "r") as handle:
-            stored = json.load(handle)
+            stored = parse_json(handle.read())
         if not isinstance(stored, dict):
             raise ValueError("not a JSON object")
     except (ValueError, UnicodeDecodeError) as error:

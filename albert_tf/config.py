@@ -7,6 +7,7 @@ import json
 import tensorflow as tf
 
 from albert_tf.io_utils import atomic_open
+from albert_tf.json_text import parse_json
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
@@ -174,8 +175,8 @@ class AlbertConfig:
             raise ValueError(f"AlbertConfig: {path} is a directory; expected an albert_config.json file.")
         with tf.io.gfile.GFile(path, "r") as handle:
             try:
-                values = json.load(handle)
-            except json.JSONDecodeError as error:
+                values = parse_json(handle.read())
+            except ValueError as error:
                 raise ValueError(f"AlbertConfig: {path} is not valid JSON ({error}).") from None
         if not isinstance(values, dict) or "vocab_size" not in values:
             raise ValueError(f"AlbertConfig: {path} must be a JSON object with at least `vocab_size`.")

@@ -1,8 +1,8 @@
 """Answers questions with the TFLite Task Library's `BertQuestionAnswerer` on raw text.
 
 Run with the Task Library's own Python (`bench/install_task_library.sh` makes
-`.venv-tflite-support/`; tflite-support pins protobuf < 4, so no TensorFlow and no project import
-here):
+`.venv-tflite-support/`; tflite-support pins protobuf < 4, so no TensorFlow here, and of the project
+only `albert_tf.json_text`, which is standard library alone):
 
     .venv-tflite-support/bin/python bench/task_library_qa.py MODEL.tflite QUESTIONS.json ANSWERS.json
 
@@ -20,6 +20,9 @@ import tempfile
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from albert_tf.json_text import parse_json  # noqa: E402
+
 
 class BadInput(Exception):
     """One line for the user: `status` 2 for input to fix (bench/task_library_squad.py also says 1
@@ -35,12 +38,12 @@ def load_json(path):
     (bench/task_library_squad.py reads its files with it too)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return parse_json(handle.read())
     except OSError as error:
         raise BadInput(f"cannot read {path} ({error.strerror or error})") from None
     except UnicodeDecodeError:
         raise BadInput(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
+    except ValueError as error:
         raise BadInput(f"{path} is not JSON ({error})") from None
 
 

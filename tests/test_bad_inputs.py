@@ -18,6 +18,10 @@ from task_library_env import run_task_library_qa, task_library_python, write_fak
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
 TINY = {"max_seq_length": 32, "max_predictions_per_seq": 5, "dupe_factor": 1}
+# What Python's json reads into trouble (albert_tf.json_text): lists nested past its recursion limit,
+# and half of a UTF-16 surrogate pair, which no UTF-8 text can hold.
+NESTED = '{"data": ' + "[" * 100_000 + "]" * 100_000 + "}"
+LONE_SURROGATE = '{"data": [{"paragraphs": [{"context": "\\ud800 Normandy", "qas": []}]}], "vocab_size": 3}'
 
 
 def run_script(*args, cwd=REPO):
@@ -1023,7 +1027,7 @@ def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make
     assert precious.read_text() == "a user's file"
 
 
-@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}'])
+@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}', NESTED])
 def test_an_unreadable_seeds_summary_is_one_line_naming_it(tmp_path, content):
     os.makedirs(tmp_path / "out")
     (tmp_path / "out" / "seeds_summary.json").write_text(content)
@@ -1751,3 +1755,88 @@ def test_the_task_library_bench_names_a_broken_environment_or_process_in_one_lin
     assert stderr.startswith("error: ") and len(stderr.strip().splitlines()) == 1, stderr
     assert all(word in stderr for word in words), stderr
     assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+# --- every JSON reader: deeply nested JSON and lone surrogate escapes (albert_tf.json_text) -------
+
+
+def _json_file(tmp_path, name, text):
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(text)
+    return str(tmp_path / name)
+
+
+def _read_squad(tmp_path, text):
+    from albert_tf.squad.examples import read_squad_examples
+    read_squad_examples(_json_file(tmp_path, "dev.json", text), is_training=False, version_2_with_negative=True)
+
+
+def _read_race(tmp_path, text):
+    from albert_tf.race.examples import read_race_examples
+    _json_file(tmp_path, "RACE/dev/middle/all.txt", text)
+    read_race_examples(str(tmp_path), "dev", levels=["middle"])
+
+
+def _read_config(tmp_path, text):
+    from albert_tf import AlbertConfig
+    AlbertConfig.from_json_file(_json_file(tmp_path, "albert_config.json", text))
+
+
+def _read_foreign_config(tmp_path, text):
+    from albert_tf.checkpoints.architecture import read_json
+    read_json(_json_file(tmp_path, "config.json", text))
+
+
+def _read_metrics_jsonl(tmp_path, text):
+    from albert_cli.plot_metrics import read_jsonl
+    read_jsonl(_json_file(tmp_path, "metrics.jsonl", text))
+
+
+def _read_eval_history(tmp_path, text):
+    from albert_cli.plot_metrics import plot_metrics
+    _json_file(tmp_path, "eval_history.json", text)
+    plot_metrics(str(tmp_path))
+
+
+def _read_feature_cache_sidecar(tmp_path, text):
+    from albert_tf.training.feature_cache import read_sidecar
+    _json_file(tmp_path, "train.tfrecord.json", text)
+    read_sidecar(str(tmp_path / "train.tfrecord"))
+
+
+def _read_run_settings(tmp_path, text):
+    from albert_cli.run_settings import check_run_settings
+    _json_file(tmp_path, "run_settings.json", text)
+    check_run_settings(str(tmp_path), {"task": "squad"})
+
+
+def _read_task_library_questions(tmp_path, text):
+    from glue_test_data import load_bench_script
+    load_bench_script("task_library_qa").read_questions(_json_file(tmp_path, "questions.json", text))
+
+
+@pytest.mark.parametrize("text, words", [(NESTED, "nested deeper than a JSON reader follows"),
+                                         (LONE_SURROGATE, "the escape \\ud800, half of a UTF-16 pair alone")],
+                         ids=["nested", "lone-surrogate"])
+@pytest.mark.parametrize("read", [_read_squad, _read_race, _read_config, _read_foreign_config, _read_metrics_jsonl,
+                                  _read_eval_history, _read_feature_cache_sidecar, _read_run_settings,
+                                  _read_task_library_questions])
+def test_every_json_reader_names_its_file_for_deep_nesting_and_lone_surrogates(tmp_path, read, text, words):
+    with pytest.raises(Exception) as error:
+        read(tmp_path, text)
+    message = str(error.value)
+    assert type(error.value).__name__ in ("ValueError", "UsageError", "BadInput"), repr(error.value)
+    assert str(tmp_path) in message and words in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("flag", ["train_file", "predict_file"])
+def test_run_squad_names_deeply_nested_json_in_one_line(tmp_path, flag):
+    from squad_test_data import SQUAD_DEV, TINY_CONFIG
+
+    files = {"train_file": SQUAD_DEV, "predict_file": SQUAD_DEV, flag: _json_file(tmp_path, "bad.json", NESTED)}
+    code, stderr = run_script("run_squad.py", "--version_2_with_negative", "--do_train",
+                              *[f"--{name}={value}" for name, value in files.items()],
+                              f"--output_dir={tmp_path / 'out'}", f"--cached_dir={tmp_path / 'cache'}",
+                              f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=64", "--doc_stride=32",
+                              "--max_query_length=16")
+    assert_one_line_error(code, stderr, f"--{flag}", "bad.json", "nested deeper than a JSON reader follows")

@@ -11,7 +11,6 @@ already used. GLUE (`albert_tf.glue.training`), SQuAD and RACE use it with their
 (`evaluate_fn(model) -> metrics`).
 """
 
-import json
 import math
 import os
 
@@ -20,6 +19,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
+from albert_tf.json_text import parse_json
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint, write_json
@@ -47,7 +47,7 @@ def read_best_metrics(output_dir):
     if not tf.io.gfile.exists(path):
         return None
     with tf.io.gfile.GFile(path, "r") as handle:
-        return json.load(handle)
+        return parse_json(handle.read())
 
 
 def start_message(output_dir, train_steps, steps_setting):
@@ -97,7 +97,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         self.history = []
         if tf.io.gfile.exists(history_path):
             with tf.io.gfile.GFile(history_path, "r") as handle:
-                self.history = json.load(handle)
+                self.history = parse_json(handle.read())
         self.tensorboard = TensorBoardLog(output_dir)
         self.progress = None
 
