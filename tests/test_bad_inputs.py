@@ -849,7 +849,7 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
 # the files it found are unchanged (the inputs' hashes) and that it left nothing new behind.
 
 def file_hashes(directory):
-    """{path under `directory`: sha256 of the file, None for a directory}, hidden files included."""
+    """{path under `directory`: sha256 of the file, None for a directory, "fifo" for one}, hidden files included."""
     import hashlib
 
     hashes = {}
@@ -857,6 +857,9 @@ def file_hashes(directory):
         for name in dirs:
             hashes[os.path.relpath(os.path.join(root, name), directory)] = None
         for name in files:
+            if not os.path.isfile(os.path.join(root, name)):
+                hashes[os.path.relpath(os.path.join(root, name), directory)] = "fifo"
+                continue
             with open(os.path.join(root, name), "rb") as handle:
                 hashes[os.path.relpath(os.path.join(root, name), directory)] = hashlib.sha256(handle.read()).hexdigest()
     return hashes
@@ -1604,6 +1607,32 @@ def _a_tflite_without_metadata(tmp_path):
     (tmp_path / "model.tflite").write_bytes(converter.convert())
 
 
+def _an_exported(kind):
+    """model.tflite: a tiny classifier's or embedder's MediaPipe export, which the Task Library loads."""
+    def prepare(tmp_path):
+        from albert_tf import AlbertClassifier, AlbertModel
+        from albert_tf.serving.tflite_export import export_tflite, export_tflite_embedder
+        from model_test_data import tiny
+
+        _qa_files()(tmp_path)
+        if kind == "classifier":
+            [path, _] = export_tflite(AlbertClassifier(tiny(num_hidden_layers=1), num_labels=2), str(tmp_path / kind),
+                                      SPM_MODEL, ["no", "yes"], seq_length=32)
+        else:
+            [path, _] = export_tflite_embedder(AlbertModel(tiny(num_hidden_layers=1)), str(tmp_path / kind), SPM_MODEL,
+                                               seq_length=32)
+        os.replace(path, tmp_path / "model.tflite")
+    return prepare
+
+
+def _a_fifo(name):
+    def prepare(tmp_path):
+        _qa_files()(tmp_path)
+        os.remove(tmp_path / name)
+        os.mkfifo(tmp_path / name)
+    return prepare
+
+
 QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
 
 
@@ -1630,10 +1659,18 @@ QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
                             "run_squad.py --export_tflite"]),
     (_a_tflite_without_metadata, QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model",
                                            "metadata"]),
+    (_an_exported("classifier"), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model: its outputs "
+                                           "have the shapes [[1, 2]] (a classifier or an embedder?)",
+                                           "run_squad.py --export_tflite"]),
+    (_an_exported("embedder"), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model: its outputs "
+                                         "have the shapes [[1, "]),
+    (_a_fifo("model.tflite"), QA_ARGS, ["model.tflite: the model is not a regular file (a FIFO"]),
+    (_a_fifo("questions.json"), QA_ARGS, ["the questions: ", "questions.json is not a regular file"]),
 ], ids=["qa-argument-count", "qa-missing-model", "qa-model-directory", "qa-missing-questions", "qa-questions-not-json",
         "qa-questions-not-a-list", "qa-question-not-an-object", "qa-question-without-question",
         "qa-context-not-a-string", "qa-output-is-the-questions", "qa-output-hard-link-to-the-model",
-        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata"])
+        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata",
+        "qa-classifier-model", "qa-embedder-model", "qa-model-fifo", "qa-questions-fifo"])
 def test_the_task_library_qa_script_refuses_in_one_line_and_writes_nothing(tmp_path, prepare, args, words):
     prepare(tmp_path)
     before = file_hashes(tmp_path)
@@ -1840,3 +1877,11 @@ def test_run_squad_names_deeply_nested_json_in_one_line(tmp_path, flag):
                               f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=64", "--doc_stride=32",
                               "--max_query_length=16")
     assert_one_line_error(code, stderr, f"--{flag}", "bad.json", "nested deeper than a JSON reader follows")
+
+
+def test_the_task_library_qa_script_run_without_tflite_support_says_which_python_to_use(tmp_path):
+    _qa_files()(tmp_path)
+    result = subprocess.run([sys.executable, os.path.join(REPO, "bench", "task_library_qa.py"),
+                             *[arg.format(tmp=tmp_path) for arg in QA_ARGS]], capture_output=True, text=True)
+    assert_one_line_error(result.returncode, result.stderr, f"{sys.executable} has no tflite-support",
+                          ".venv-tflite-support/bin/python", "bash bench/install_task_library.sh")
