@@ -1885,3 +1885,74 @@ def test_the_task_library_qa_script_run_without_tflite_support_says_which_python
                              *[arg.format(tmp=tmp_path) for arg in QA_ARGS]], capture_output=True, text=True)
     assert_one_line_error(result.returncode, result.stderr, f"{sys.executable} has no tflite-support",
                           ".venv-tflite-support/bin/python", "bash bench/install_task_library.sh")
+
+
+# --- data inputs that are no regular files: refused, never waited on -------------------------------
+@contextlib.contextmanager
+def _fifo(path, seconds=15):
+    """A FIFO at `path`; should a reader wait on it, a writer comes after `seconds` and closes it (the
+    reader then sees an empty file), so that the test fails rather than hangs."""
+    import threading
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def release():
+        if not done.wait(seconds):
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    writer = threading.Thread(target=release, daemon=True)
+    writer.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        writer.join()
+
+
+def _glue_dev(tmp_path, path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+    read_examples(get_task("sst-2"), "dev", data_dir=str(tmp_path))
+
+
+def _squad(tmp_path, path):
+    from albert_tf.squad.examples import read_squad_examples
+    read_squad_examples(path, is_training=False, version_2_with_negative=True)
+
+
+def _race(tmp_path, path):
+    from albert_tf.race.examples import read_race_examples
+    read_race_examples(str(tmp_path), "dev", levels=["middle"])
+
+
+def _config(tmp_path, path):
+    from albert_tf import AlbertConfig
+    AlbertConfig.from_json_file(path)
+
+
+def _spm_model(tmp_path, path):
+    from albert_tf.text.tokenization import AlbertTokenizer
+    AlbertTokenizer(spm_model_file=path)
+
+
+@pytest.mark.parametrize("read, name", [(_glue_dev, "SST-2/dev.tsv"), (_squad, "dev.json"),
+                                        (_race, "RACE/dev/middle/all.txt"), (_config, "albert_config.json"),
+                                        (_spm_model, "30k-clean.model")],
+                         ids=["glue", "squad", "race", "config", "spm-model"])
+def test_a_fifo_as_a_data_input_is_refused_not_waited_on(tmp_path, read, name):
+    with _fifo(str(tmp_path / name)) as path, pytest.raises(ValueError) as error:
+        read(tmp_path, path)
+    assert f"{path}" in str(error.value) and "is a FIFO, not a regular file" in str(error.value), str(error.value)
+
+
+def test_run_classifier_refuses_a_fifo_as_dev_tsv_in_one_line(tmp_path):
+    from glue_test_data import write_glue_file
+
+    write_glue_file(tmp_path, "SST-2", "train.tsv", ["sentence\tlabel", "good\t1", "bad\t0"])
+    with _fifo(str(tmp_path / "SST-2" / "dev.tsv")):
+        code, stderr = run_script("run_classifier.py", "--task_name=SST-2", "--do_train", f"--data_dir={tmp_path}",
+                                  f"--output_dir={tmp_path / 'out'}", "--train_step=1", "--max_seq_length=16")
+    assert_one_line_error(code, stderr, "--data_dir", "SST-2/dev.tsv is a FIFO, not a regular file")
