@@ -1727,6 +1727,9 @@ def _qa(number):
      ["--squad_file", "data[0].paragraphs[0].qas[0] is answerable", "has no answers"]),
     (_bench(_edit_squad(lambda squad: [_qa(i)(squad).update(is_impossible=True) for i in range(2)])),
      ["--squad_file", "no answerable question", "3 questions, all is_impossible"]),
+    (_bench(_edit_squad(lambda squad: _qa(1)(squad).update(id="q1"))),
+     ["--squad_file", "data[0].paragraphs[0].qas[1].id 'q1' is also the id of data[0].paragraphs[0].qas[0]",
+      "question ids must be unique"]),
     (_bench(lambda tmp: (tmp / "predictions.json").write_text("Normans")), ["--predictions", "is not JSON"]),
     (_bench(lambda tmp: (tmp / "predictions.json").write_text(json.dumps({"q1": "Normans"}))),
      ["--predictions", "no answer to 1 of the 2 answerable questions of --squad_file", "'q2'"]),
@@ -1739,7 +1742,7 @@ def _qa(number):
      ["--json", "record.json", "is also an input (--squad_file"]),
     (_bench(None, "--json=/proc/albert-tf-test/record.json"), ["--json: cannot write to /proc/albert-tf-test"]),
 ], ids=["bench-squad-not-json", "bench-squad-not-utf8", "bench-squad-without-data", "bench-question-not-a-string",
-        "bench-answerable-without-answers", "bench-no-answerable-question", "bench-predictions-not-json",
+        "bench-answerable-without-answers", "bench-no-answerable-question", "bench-duplicate-question-id", "bench-predictions-not-json",
         "bench-prediction-missing", "bench-missing-model", "bench-model-without-sentencepiece",
         "bench-json-is-the-predictions", "bench-json-hard-link-to-the-squad-file", "bench-json-unwritable"])
 def test_the_task_library_bench_refuses_bad_input_in_one_line_before_any_work(tmp_path, make_args, words):
