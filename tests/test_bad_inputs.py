@@ -1959,3 +1959,65 @@ def test_run_classifier_refuses_a_fifo_as_dev_tsv_in_one_line(tmp_path):
         code, stderr = run_script("run_classifier.py", "--task_name=SST-2", "--do_train", f"--data_dir={tmp_path}",
                                   f"--output_dir={tmp_path / 'out'}", "--train_step=1", "--max_seq_length=16")
     assert_one_line_error(code, stderr, "--data_dir", "SST-2/dev.tsv is a FIFO, not a regular file")
+
+
+# --- a config that lies about sizes is checked against the stored shapes before anything is built -
+LIED_INTERMEDIATE_SIZE = 100_000  # 128 x 100,000 floats: what an unchecked build makes is still small here
+
+
+def _lying_checkpoint(kind, directory):
+    """A tiny backbone saved as `kind`, its config then saying intermediate_size 100,000; the path to load."""
+    from albert_tf import AlbertModel
+    from albert_tf.checkpoints import save_huggingface_checkpoint, save_keras_hub_preset, save_tf1_checkpoint
+    from model_test_data import tiny
+
+    model = AlbertModel(tiny(num_hidden_layers=1))
+    os.makedirs(directory)
+    if kind == "tf1":
+        save_tf1_checkpoint(model, os.path.join(directory, "model.ckpt"))
+        config, key = os.path.join(directory, "albert_config.json"), "intermediate_size"
+        model.config.to_json_file(config)
+    elif kind == "huggingface":
+        save_huggingface_checkpoint(model, directory)
+        config, key = os.path.join(directory, "config.json"), "intermediate_size"
+    else:
+        save_keras_hub_preset(model, directory)
+        config, key = os.path.join(directory, "config.json"), "intermediate_dim"
+    with open(config) as handle:
+        values = json.load(handle)
+    (values["config"] if kind == "keras_hub" else values)[key] = LIED_INTERMEDIATE_SIZE
+    with open(config, "w") as handle:
+        json.dump(values, handle)
+    return os.path.join(directory, "model.ckpt") if kind == "tf1" else directory, config
+
+
+@pytest.mark.parametrize("kind", ["tf1", "huggingface", "keras_hub"])
+def test_convert_checks_a_config_that_lies_about_sizes_before_building(tmp_path, kind):
+    source, config = _lying_checkpoint(kind, str(tmp_path / "in"))
+    code, stderr = run_script("-m", "albert_cli.convert", f"--from={source}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert_one_line_error(code, stderr, f"{config}: intermediate_size 100000 is the size of no weight in {source}",
+                          "128", "512", "this config is not the checkpoint's")
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_check_config_sizes_passes_a_config_that_tells_the_truth(tmp_path):
+    from albert_tf.checkpoints.stored_sizes import check_config_sizes
+    from model_test_data import tiny
+
+    source, _ = _lying_checkpoint("tf1", str(tmp_path / "in"))
+    check_config_sizes(tiny(num_hidden_layers=1), source, "the config")
+    with pytest.raises(ValueError, match="the config: hidden_size 96 is the size of no weight"):
+        check_config_sizes(tiny(num_hidden_layers=1, hidden_size=96), source, "the config")
+
+
+def test_run_classifier_checks_init_checkpoint_sizes_before_building(tmp_path):
+    from glue_test_data import write_glue_file
+
+    source, config = _lying_checkpoint("tf1", str(tmp_path / "in"))
+    for split in ("train", "dev"):
+        write_glue_file(tmp_path / "glue", "SST-2", f"{split}.tsv", ["sentence\tlabel", "good\t1", "bad\t0"])
+    code, stderr = run_script("run_classifier.py", "--task_name=SST-2", "--do_train", f"--data_dir={tmp_path / 'glue'}",
+                              f"--output_dir={tmp_path / 'out'}", f"--init_checkpoint={source}", "--train_step=1",
+                              "--max_seq_length=16")
+    assert_one_line_error(code, stderr, f"--init_checkpoint: cannot initialise from {source}: the model's config: "
+                          "intermediate_size 100000 is the size of no weight")
