@@ -35,16 +35,19 @@ def model_config(flag_values, init_checkpoint=None):
 
 
 def _check_init_checkpoint_sizes(flag_values, config, init_checkpoint):
-    """The config's sizes against `--init_checkpoint`'s stored shapes, before a model of them is built."""
-    from albert_tf.checkpoints.stored_sizes import check_config_sizes  # pylint: disable=g-import-not-at-top
+    """The config's sizes against `--init_checkpoint`'s stored shapes, before a model of them is built;
+    a checkpoint that cannot be read is left to its load, which names what is wrong with it."""
+    from albert_tf.checkpoints.stored_sizes import ConfigSizeMismatch, check_config_sizes  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = init_checkpoint or inspected_init_checkpoint(flag_values)
     source = (f"--albert_config_file {flag_values.albert_config_file}" if flag_values["albert_config_file"].present
               else "the model's config")
     try:
         check_config_sizes(config, init_checkpoint, source)
-    except (ValueError, FileNotFoundError) as error:
+    except ConfigSizeMismatch as error:
         raise UsageError(f"--init_checkpoint: cannot initialise from {flag_values.init_checkpoint}: {error}") from None
+    except (ValueError, FileNotFoundError):
+        pass
 
 
 def load_tokenizer_and_config(flag_values, init_checkpoint=None):

@@ -15,6 +15,10 @@ from albert_tf.checkpoints.tf1 import open_checkpoint, resolve_checkpoint_prefix
 SIZE_KEYS = ("vocab_size", "embedding_size", "hidden_size", "intermediate_size")
 
 
+class ConfigSizeMismatch(ValueError):
+    """A config's size that no stored weight has (a checkpoint that cannot be read raises its reader's error)."""
+
+
 def _hdf5_shapes(path):
     import h5py  # pylint: disable=g-import-not-at-top
 
@@ -52,5 +56,5 @@ def check_config_sizes(config, path, config_source):
         value = getattr(config, key)
         if value not in lengths:
             shown = ", ".join(map(str, lengths[:12])) + (", ..." if len(lengths) > 12 else "")
-            raise ValueError(f"{config_source}: {key} {value} is the size of no weight in {os.fspath(path)} "
+            raise ConfigSizeMismatch(f"{config_source}: {key} {value} is the size of no weight in {os.fspath(path)} "
                              f"(its weights' sizes: {shown}); this config is not the checkpoint's")
