@@ -34,8 +34,9 @@ def model_config(flag_values, init_checkpoint=None):
         raise UsageError(f"--albert_config_file: {error}") from None
 
 
-def _check_init_checkpoint_sizes(flag_values, config, init_checkpoint):
-    """The config's sizes against `--init_checkpoint`'s stored shapes, before a model of them is built;
+def check_init_checkpoint_sizes(flag_values, config, init_checkpoint):
+    """The config's sizes against `--init_checkpoint`'s stored shapes, before a model of them is built
+    (run_pretraining.py's too);
     a checkpoint that cannot be read is left to its load, which names what is wrong with it."""
     from albert_tf.checkpoints.stored_sizes import ConfigSizeMismatch, check_config_sizes  # pylint: disable=g-import-not-at-top
 
@@ -59,7 +60,7 @@ def load_tokenizer_and_config(flag_values, init_checkpoint=None):
         raise UsageError(str(error)) from None  # it names spm_model_file
     config = model_config(flag_values, init_checkpoint)
     if flag_values.init_checkpoint:
-        _check_init_checkpoint_sizes(flag_values, config, init_checkpoint)
+        check_init_checkpoint_sizes(flag_values, config, init_checkpoint)
     max_seq_length = flag_values.max_seq_length
     require(config.vocab_size == tokenizer.vocab_size,
             f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "

@@ -2010,14 +2010,16 @@ def test_check_config_sizes_passes_a_config_that_tells_the_truth(tmp_path):
         check_config_sizes(tiny(num_hidden_layers=1, hidden_size=96), source, "the config")
 
 
-def test_run_classifier_checks_init_checkpoint_sizes_before_building(tmp_path):
+@pytest.mark.parametrize("script", ["run_classifier.py", "run_pretraining.py"])
+def test_the_runners_check_init_checkpoint_sizes_before_building(tmp_path, script):
     from glue_test_data import write_glue_file
 
     source, config = _lying_checkpoint("tf1", str(tmp_path / "in"))
     for split in ("train", "dev"):
         write_glue_file(tmp_path / "glue", "SST-2", f"{split}.tsv", ["sentence\tlabel", "good\t1", "bad\t0"])
-    code, stderr = run_script("run_classifier.py", "--task_name=SST-2", "--do_train", f"--data_dir={tmp_path / 'glue'}",
-                              f"--output_dir={tmp_path / 'out'}", f"--init_checkpoint={source}", "--train_step=1",
-                              "--max_seq_length=16")
+    task_flags = ["--task_name=SST-2", f"--data_dir={tmp_path / 'glue'}", "--train_step=1"] \
+        if script == "run_classifier.py" else ["--num_train_steps=1"]
+    code, stderr = run_script(script, "--do_train", *task_flags, f"--output_dir={tmp_path / 'out'}",
+                              f"--init_checkpoint={source}", "--max_seq_length=16")
     assert_one_line_error(code, stderr, f"--init_checkpoint: cannot initialise from {source}: the model's config: "
                           "intermediate_size 100000 is the size of no weight")
