@@ -1941,10 +1941,15 @@ def _spm_model(tmp_path, path):
     AlbertTokenizer(spm_model_file=path)
 
 
+def _pretraining_data(tmp_path, path):
+    from albert_tf.pretraining.data import expand_file_patterns
+    expand_file_patterns(str(tmp_path / "train-*"))
+
+
 @pytest.mark.parametrize("read, name", [(_glue_dev, "SST-2/dev.tsv"), (_squad, "dev.json"),
                                         (_race, "RACE/dev/middle/all.txt"), (_config, "albert_config.json"),
-                                        (_spm_model, "30k-clean.model")],
-                         ids=["glue", "squad", "race", "config", "spm-model"])
+                                        (_spm_model, "30k-clean.model"), (_pretraining_data, "train-00000-of-00001")],
+                         ids=["glue", "squad", "race", "config", "spm-model", "pretraining-data"])
 def test_a_fifo_as_a_data_input_is_refused_not_waited_on(tmp_path, read, name):
     with _fifo(str(tmp_path / name)) as path, pytest.raises(ValueError) as error:
         read(tmp_path, path)
