@@ -34,6 +34,23 @@ def model_config(flag_values, init_checkpoint=None):
         raise UsageError(f"--albert_config_file: {error}") from None
 
 
+def check_init_checkpoint_sizes(flag_values, config, init_checkpoint):
+    """The config's sizes against `--init_checkpoint`'s stored shapes, before a model of them is built
+    (run_pretraining.py's too);
+    a checkpoint that cannot be read is left to its load, which names what is wrong with it."""
+    from albert_tf.checkpoints.stored_sizes import ConfigSizeMismatch, check_config_sizes  # pylint: disable=g-import-not-at-top
+
+    init_checkpoint = init_checkpoint or inspected_init_checkpoint(flag_values)
+    source = (f"--albert_config_file {flag_values.albert_config_file}" if flag_values["albert_config_file"].present
+              else "the model's config")
+    try:
+        check_config_sizes(config, init_checkpoint, source)
+    except ConfigSizeMismatch as error:
+        raise UsageError(f"--init_checkpoint: cannot initialise from {flag_values.init_checkpoint}: {error}") from None
+    except (ValueError, FileNotFoundError):
+        pass
+
+
 def load_tokenizer_and_config(flag_values, init_checkpoint=None):
     """(AlbertTokenizer, AlbertConfig) from `--spm_model_file`, `do_lower_case` and `model_config`
     (`init_checkpoint` is its); a vocabulary mismatch silently ruins results, so it is an error."""
@@ -42,6 +59,8 @@ def load_tokenizer_and_config(flag_values, init_checkpoint=None):
     except ValueError as error:
         raise UsageError(str(error)) from None  # it names spm_model_file
     config = model_config(flag_values, init_checkpoint)
+    if flag_values.init_checkpoint:
+        check_init_checkpoint_sizes(flag_values, config, init_checkpoint)
     max_seq_length = flag_values.max_seq_length
     require(config.vocab_size == tokenizer.vocab_size,
             f"--albert_config_file: vocab_size {config.vocab_size} does not match --spm_model_file's "

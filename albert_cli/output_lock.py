@@ -19,6 +19,7 @@ import stat
 import sys
 
 from albert_cli.cli import UsageError
+from albert_tf.json_text import parse_json
 
 LOCK_FILE = ".run.lock"
 _held = {}  # real path of the directory -> its open, locked file, for the life of the process
@@ -80,7 +81,7 @@ def _open_lock_file(flag, lock_path):
 def describe_holder(text):
     """"pid 123 on host h since 2026-01-01T10:00:00+00:00" from a lock file's content."""
     try:
-        holder = json.loads(text)
+        holder = parse_json(text)
         return f"pid {holder['pid']} on host {holder['host']} since {holder['started']}"
     except (ValueError, TypeError, KeyError):
         return "a process that has not yet written its name"

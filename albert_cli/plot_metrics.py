@@ -12,13 +12,14 @@ sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR 
 """
 
 import glob
-import json
 import os
 
 from absl import flags
 
 from albert_cli.cli import UsageError, run_main
 from albert_cli.figures import matplotlib_module
+from albert_tf.io_utils import atomic_open
+from albert_tf.json_text import parse_json
 
 METRICS_FILE = "metrics.jsonl"  # albert_tf.pretraining.metrics_log (not imported: it loads TensorFlow)
 EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
@@ -35,9 +36,9 @@ def read_jsonl(path):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(parse_json(line))
             except ValueError as error:  # not JSON, or not UTF-8
-                reason = error.msg if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+                reason = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else getattr(error, "msg", error)
                 raise ValueError(f"{path}: line {number} is not JSON ({reason})") from None
     return records
 
@@ -45,6 +46,12 @@ def read_jsonl(path):
 def _pyplot():
     matplotlib_module().use("Agg")
     return matplotlib_module("matplotlib.pyplot")
+
+
+def _save(figure, path):
+    """The figure as a PNG at `path`, whole or not at all; a link planted there is replaced, never written through."""
+    with atomic_open(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100)
 
 
 def _numeric(records, name):
@@ -66,7 +73,7 @@ def plot_pretraining(records, path):
         axis.grid(alpha=0.3)
         axis.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    _save(figure, path)
     plt.close(figure)
 
 
@@ -86,7 +93,7 @@ def plot_fine_tuning(histories, path):
         axis.grid(alpha=0.3)
         axis.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    _save(figure, path)
     plt.close(figure)
 
 
@@ -98,9 +105,9 @@ def _eval_histories(output_dir):
     for path in paths:
         with open(path) as handle:
             try:
-                histories[os.path.basename(os.path.dirname(path))] = json.load(handle)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}: not JSON ({error.msg})") from None
+                histories[os.path.basename(os.path.dirname(path))] = parse_json(handle.read())
+            except ValueError as error:
+                raise ValueError(f"{path}: not JSON ({getattr(error, 'msg', error)})") from None
     return histories
 
 

@@ -29,6 +29,7 @@ from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_
                             require_recompute_trainable, run_main, settle_kernels, start_determinism)
 from albert_tf.error_text import error_line
 from albert_tf.io_utils import remove_checkpoint_partials
+from albert_tf.json_text import parse_json
 from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES
 from albert_cli.task_flags import require_init_checkpoint_for_extend_positions
@@ -122,12 +123,14 @@ def strategy_name():
 
 
 def load_config(init_checkpoint):
-    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import check_init_checkpoint_sizes, model_config  # pylint: disable=g-import-not-at-top
 
     try:
         config = model_config(FLAGS, init_checkpoint)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(f"--albert_config_file: {FLAGS.albert_config_file}: {error}") from None
+    if FLAGS.init_checkpoint:
+        check_init_checkpoint_sizes(FLAGS, config, init_checkpoint)
     require(FLAGS.max_seq_length <= config.max_position_embeddings,
             f"--max_seq_length ({FLAGS.max_seq_length}) exceeds max_position_embeddings "
             f"({config.max_position_embeddings}) of {FLAGS.albert_config_file}")
@@ -193,7 +196,7 @@ def previous_run(output_dir):
     if tf.io.gfile.exists(path):
         with tf.io.gfile.GFile(path, "rb") as handle:
             try:
-                summary = json.loads(handle.read().decode("utf-8"))
+                summary = parse_json(handle.read().decode("utf-8"))
             except ValueError as error:  # not UTF-8 or not JSON
                 raise UsageError(f"{path}: not a summary this script wrote ({error}); move it away to write a new one") from None
         require(isinstance(summary, dict), f"{path}: expected a JSON object, got {type(summary).__name__}; "

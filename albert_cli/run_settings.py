@@ -11,7 +11,6 @@ older version lacks some keys: those are not compared (and a resumed training ad
 """
 
 import hashlib
-import json
 import os
 
 import tensorflow as tf
@@ -20,6 +19,7 @@ from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
 from albert_tf.io_utils import write_json
 from albert_tf.training.run_records import BEST_METRICS_FILE
+from albert_tf.json_text import parse_json
 
 SETTINGS_FILE = "run_settings.json"
 SPM_HASH_KEY = "spm_model_sha256"
@@ -69,7 +69,7 @@ def read_run_settings(output_dir):
         return None
     try:
         with tf.io.gfile.GFile(path, "r") as handle:
-            stored = json.load(handle)
+            stored = parse_json(handle.read())
         if not isinstance(stored, dict) or not isinstance(stored.get(TRAINING_KEY, {}), dict):
             raise ValueError("not a JSON object of settings")
     except (ValueError, UnicodeDecodeError, RecursionError) as error:

@@ -6,7 +6,8 @@ import json
 
 import tensorflow as tf
 
-from albert_tf.io_utils import atomic_open
+from albert_tf.io_utils import atomic_open, special_file_kind
+from albert_tf.json_text import parse_json
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu", "relu", "tanh", "linear")
@@ -172,10 +173,13 @@ class AlbertConfig:
             raise FileNotFoundError(f"AlbertConfig: config file {path} does not exist.")
         if tf.io.gfile.isdir(path):
             raise ValueError(f"AlbertConfig: {path} is a directory; expected an albert_config.json file.")
+        kind = special_file_kind(path)
+        if kind:
+            raise ValueError(f"AlbertConfig: {path} is {kind}, not a regular file; expected an albert_config.json file.")
         with tf.io.gfile.GFile(path, "r") as handle:
             try:
-                values = json.load(handle)
-            except json.JSONDecodeError as error:
+                values = parse_json(handle.read())
+            except ValueError as error:
                 raise ValueError(f"AlbertConfig: {path} is not valid JSON ({error}).") from None
         if not isinstance(values, dict) or "vocab_size" not in values:
             raise ValueError(f"AlbertConfig: {path} must be a JSON object with at least `vocab_size`.")

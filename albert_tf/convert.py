@@ -18,6 +18,7 @@ from albert_tf.checkpoints.model_files import LABEL_NAMES_FILE, read_label_names
 from albert_tf.io_utils import write_json
 from albert_tf.checkpoints.names import (ALBERT_CONFIG_NAME, HEAD_NAMES, POOLER_NAMES, POOLER_PATTERN, QA_HEAD,
                                          RELEASED_CHECKPOINT_NAME)
+from albert_tf.checkpoints.stored_sizes import check_config_sizes
 from albert_tf.checkpoints.tf1 import save_tf1_checkpoint
 from albert_tf.choices import CONVERT_FORMATS
 from albert_tf.config import AlbertConfig
@@ -78,6 +79,7 @@ def _tf1_shapes(table, shapes):
 def _read_huggingface(path, erf_gelu_as_tanh, backbone_only):
     config = huggingface.albert_config_from_huggingface(path, erf_gelu_as_tanh)
     shapes = _tf1_shapes(huggingface.NAMES, huggingface.huggingface_weight_shapes(path))
+    check_config_sizes(config, path, os.path.join(path, huggingface.CONFIG_NAME))
     pooler = [name for name in shapes if fnmatch.fnmatchcase(name, POOLER_PATTERN)]
     if len(pooler) == 1:  # a masked-LM checkpoint may lack the pooler, never half of it
         missing = huggingface.NAMES.to_foreign(POOLER_BIAS if pooler[0] != POOLER_BIAS else POOLER_KERNEL)[0]
@@ -92,7 +94,9 @@ def _read_huggingface(path, erf_gelu_as_tanh, backbone_only):
 
 
 def _read_keras_hub(path):
-    model = AlbertModel(keras_hub.albert_config_from_keras_hub(path))
+    config = keras_hub.albert_config_from_keras_hub(path)
+    check_config_sizes(config, path, os.path.join(path, keras_hub.CONFIG_NAME))
+    model = AlbertModel(config)
     return model, load_keras_hub(model, path), keras_hub.keras_hub_spm_model_file(path)
 
 
@@ -104,6 +108,7 @@ def _read_checkpoint(path, albert_config_file, backbone_only):
         raise FileNotFoundError(f"{path} has no {ALBERT_CONFIG_NAME} beside it; pass the checkpoint's config "
                                 "(albert_config_file).")
     config = AlbertConfig.from_json_file(config_file)
+    check_config_sizes(config, path, config_file)
     model = _model_for_heads(config, _heads_in(open_weights(path, AlbertModel(config)).shapes), backbone_only)
     report = load(model, path)  # a head the file lacks stays new (see checkpoints.load)
     return model, report, spm_model_beside(config_file)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import uuid
 
 from albert_tf.sigterm import sigterm_deferred
@@ -20,6 +21,25 @@ def temporary_name(path):
     """A hidden sibling name for `path` (`.<name>.tmp-<hex>`) that globs of final names never match."""
     directory, base = os.path.split(path)
     return os.path.join(directory, f".{base}.tmp-{uuid.uuid4().hex[:8]}")
+
+
+def special_file_kind(path):
+    """"a FIFO", "a socket" or "a device" when the local `path` is one, else None (a regular file, a
+    directory, nothing, a remote path). Readers refuse them: a read of a FIFO waits for a writer for
+    ever, and a device's may never end."""
+    if _is_remote(path):
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return None
 
 
 def refuse_overwriting_inputs(outputs, inputs):

@@ -8,6 +8,8 @@ import json
 
 import tensorflow as tf
 
+from albert_tf.io_utils import special_file_kind
+
 _EXPECTED = {list: "a list", str: "a string", int: "an integer", bool: "true or false"}
 _REQUIRED = object()
 
@@ -16,6 +18,9 @@ def read_utf8(path, what):
     """The text of the file `path` (a `what`), or a ValueError naming it: a directory, not UTF-8."""
     if tf.io.gfile.isdir(path):
         raise ValueError(f"{path}: is a directory, expected a {what} file")
+    kind = special_file_kind(path)
+    if kind:
+        raise ValueError(f"{path}: is {kind}, not a regular file; expected a {what} file")
     with tf.io.gfile.GFile(path, "rb") as handle:
         raw = handle.read()
     try:

@@ -62,8 +62,15 @@ def _web_server():
 
 def page_results(model_path, sentences, calls=1):
     """Serves web/ with `model_path` on loopback and runs web/run_page.mjs on it: the page's load
-    times and, per sentence, its unrounded scores, label names and the latency of each call."""
-    with tempfile.TemporaryDirectory() as tmp, _web_server().serving(model_path) as url:
+    times and, per sentence, its unrounded scores, label names, text as its table shows it and the
+    latency of each call."""
+    with _web_server().serving(model_path) as url:
+        return page_results_at(url, sentences, calls)
+
+
+def page_results_at(url, sentences, calls=1):
+    """`page_results` of the page served at `url`."""
+    with tempfile.TemporaryDirectory() as tmp:
         sentences_file = os.path.join(tmp, "sentences.json")
         with open(sentences_file, "w", encoding="utf-8") as handle:
             json.dump(sentences, handle)

@@ -4,11 +4,14 @@
 # .venv-tflite-support/ at the checkout's root with bench/task_library_requirements.txt, made from
 # a Python outside the project's environment (TASK_LIBRARY_PYTHON, default /usr/bin/python3; 3.11
 # at most, the last tflite-support has no wheels past it). Debian or Ubuntu, as root or with sudo.
-# Idempotent: well under a second when the environment is there with these pins.
+# Idempotent: well under a second when the environment is there with these pins. Two runs at once
+# are safe: the second waits for the first's lock (.venv-tflite-support.lock), then finds it done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-tflite-support
 requirements=bench/task_library_requirements.txt
+exec 9>"$venv.lock"
+flock 9
 
 # ldconfig lives in /sbin, which a user's PATH may not hold.
 ldconfig=$(PATH="$PATH:/usr/sbin:/sbin" command -v ldconfig)

@@ -1,8 +1,8 @@
 """Answers questions with the TFLite Task Library's `BertQuestionAnswerer` on raw text.
 
 Run with the Task Library's own Python (`bench/install_task_library.sh` makes
-`.venv-tflite-support/`; tflite-support pins protobuf < 4, so no TensorFlow and no project import
-here):
+`.venv-tflite-support/`; tflite-support pins protobuf < 4, so no TensorFlow here, and of the project
+only `albert_tf.json_text`, which is standard library alone):
 
     .venv-tflite-support/bin/python bench/task_library_qa.py MODEL.tflite QUESTIONS.json ANSWERS.json
 
@@ -20,6 +20,9 @@ import tempfile
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from albert_tf.json_text import parse_json  # noqa: E402
+
 
 class BadInput(Exception):
     """One line for the user: `status` 2 for input to fix (bench/task_library_squad.py also says 1
@@ -33,14 +36,16 @@ class BadInput(Exception):
 def load_json(path):
     """The JSON value in the file `path`; BadInput naming it if it cannot be read or parsed
     (bench/task_library_squad.py reads its files with it too)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise BadInput(f"{path} is not a regular file (a directory, FIFO, socket or device), expected a JSON file")
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return parse_json(handle.read())
     except OSError as error:
         raise BadInput(f"cannot read {path} ({error.strerror or error})") from None
     except UnicodeDecodeError:
         raise BadInput(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
+    except ValueError as error:
         raise BadInput(f"{path} is not JSON ({error})") from None
 
 
@@ -64,9 +69,12 @@ def read_questions(path):
 
 
 def check_model_file(path):
-    """A readable file: what the Task Library says of anything else is a crash or a vague errno."""
+    """A readable regular file: what the Task Library says of anything else is a crash, a vague errno
+    or, for a FIFO, a wait for ever."""
     if os.path.isdir(path):
         raise BadInput(f"{path}: the model is a directory, not a .tflite file")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise BadInput(f"{path}: the model is not a regular file (a FIFO, socket or device), expected a .tflite file")
     try:
         with open(path, "rb"):
             pass
@@ -114,17 +122,39 @@ def native_stderr_dropped():
             os.close(saved)
 
 
-def load_answerer(model_path):
-    """The Task Library's answerer; a file it cannot serve is BadInput naming it."""
-    from tflite_support.task import text  # the Task Library's own environment only
+def import_task_library():
+    """tflite-support's `task.text`, or BadInput naming the Python that lacks it and the one to use."""
+    try:
+        from tflite_support.task import text  # the Task Library's own environment only
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("tflite_support"):
+            raise
+        raise BadInput(f"{sys.executable} has no tflite-support: run this script with .venv-tflite-support/bin/python "
+                       "(`bash bench/install_task_library.sh` makes it)") from None
+    return text
 
+
+def load_answerer(text, model_path):
+    """The Task Library's answerer; a file it cannot serve is BadInput naming it. The Task Library
+    loads any LiteRT model with its metadata (a classifier, an embedder) and fails only at the first
+    question ("Bad StatusOr access"): a question answerer's two outputs are checked here."""
     try:
         with native_stderr_dropped():
-            return text.BertQuestionAnswerer.create_from_file(model_path)
+            answerer = text.BertQuestionAnswerer.create_from_file(model_path)
     except (ValueError, RuntimeError) as error:
         reason = " ".join(str(error).split())
         raise BadInput(f"{model_path}: not a Task Library BertQuestionAnswerer model ({reason}); "
                        "export one with run_squad.py --export_tflite") from None
+    from tflite_support import schema_py_generated as schema  # the LiteRT flatbuffer's schema
+
+    with open(model_path, "rb") as handle:
+        graph = schema.Model.GetRootAsModel(handle.read(), 0).Subgraphs(0)
+    shapes = [graph.Tensors(graph.Outputs(index)).ShapeAsNumpy().tolist() for index in range(graph.OutputsLength())]
+    if len(shapes) != 2:
+        raise BadInput(f"{model_path}: not a Task Library BertQuestionAnswerer model: its outputs have the shapes "
+                       f"{shapes} (a classifier or an embedder?), a question answerer's are two, the start and end "
+                       "logits; export one with run_squad.py --export_tflite")
+    return answerer
 
 
 def answer_all(answerer, questions):
@@ -140,12 +170,13 @@ def answer_all(answerer, questions):
 
 
 def main(model_path, questions_path, answers_path):
+    text = import_task_library()
     check_model_file(model_path)
     questions = read_questions(questions_path)
     tmp, handle = open_output(answers_path, [model_path, questions_path])
     try:
         with handle:
-            json.dump(answer_all(load_answerer(model_path), questions), handle, ensure_ascii=False)
+            json.dump(answer_all(load_answerer(text, model_path), questions), handle, ensure_ascii=False)
         os.replace(tmp, answers_path)
     finally:
         if os.path.lexists(tmp):

@@ -37,7 +37,7 @@ def read_questions(squad_file):
                            f"got {got}")
         return item[key]
 
-    questions = []
+    questions, first_place = [], {}
     for a, article in enumerate(field(_read_json("--squad_file", squad_file), "", "data", list)):
         for p, paragraph in enumerate(field(article, f"data[{a}]", "paragraphs", list)):
             where = f"data[{a}].paragraphs[{p}]"
@@ -50,7 +50,12 @@ def read_questions(squad_file):
                 if not impossible and not answers:  # nothing to score the answer against
                     raise BadInput(f"--squad_file {squad_file}: {at} is answerable (no is_impossible true) but "
                                    "has no answers")
-                questions.append({"id": field(qa, at, "id", str), "context": context,
+                question_id = field(qa, at, "id", str)
+                if question_id in first_place:  # the predictions, keyed by id, would answer one of the two
+                    raise BadInput(f"--squad_file {squad_file}: {at}.id {question_id!r} is also the id of "
+                                   f"{first_place[question_id]}; question ids must be unique")
+                first_place[question_id] = at
+                questions.append({"id": question_id, "context": context,
                                   "question": field(qa, at, "question", str), "answers": answers,
                                   "is_impossible": impossible})
     if all(q["is_impossible"] for q in questions):

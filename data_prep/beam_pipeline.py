@@ -7,7 +7,6 @@ The command is `python -m albert_cli.beam_pipeline`.
 """
 
 import contextlib
-import json
 import logging
 import os
 import runpy
@@ -27,6 +26,7 @@ from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402  
 
 logging.getLogger().removeFilter(_not_the_bigquery_notice)
 
+from albert_tf.json_text import parse_json
 from data_prep.build_plan import make_plan
 from data_prep.file_access import stale_temporaries
 from data_prep.pretraining_stats import PretrainingStats
@@ -112,7 +112,7 @@ def run(beam_args=(), **settings):
              | "Collect" >> beam.combiners.ToList()
              | "Summarise" >> beam.Map(_summarise, plan))
     with files.open_read(plan.stats_file) as handle:
-        return json.loads(handle.read().decode("utf-8"))
+        return parse_json(handle.read().decode("utf-8"))
 
 
 if __name__ == "__main__":

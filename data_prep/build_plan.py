@@ -12,6 +12,7 @@ import os
 import numpy as np
 from absl import logging
 
+from albert_tf.json_text import parse_json
 from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep import corpus, own_outputs
 from data_prep.file_access import sidecar_name
@@ -177,7 +178,7 @@ def _require_config_vocab_size(files, albert_config_file, vocab_size, vocab_sour
         raise ValueError(f"--albert_config_file: {albert_config_file!r} is a directory, not a config JSON")
     try:
         with files.open_read(albert_config_file) as handle:
-            config = json.loads(handle.read().decode("utf-8"))
+            config = parse_json(handle.read().decode("utf-8"))
         config_vocab_size = int(config["vocab_size"])
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"--albert_config_file {albert_config_file!r} is not an ALBERT config JSON "

@@ -7,10 +7,10 @@ output of this run, starts with a valid TFRecord header, has the hidden statisti
 it, or is a statistics summary.
 """
 
-import json
 import struct
 
 from albert_tf.io_utils import refuse_overwriting_inputs
+from albert_tf.json_text import parse_json
 from data_prep.file_access import sidecar_name
 from data_prep.tfrecord import masked_crc32c
 
@@ -38,7 +38,7 @@ def is_builder_file(files, path):
 def _is_stats_summary(files, path):
     try:
         with files.open_read(path) as handle:
-            record = json.loads(handle.read().decode("utf-8"))
+            record = parse_json(handle.read().decode("utf-8"))
     except ValueError:
         return False
     return isinstance(record, dict) and {"settings", "output_files"} <= record.keys()

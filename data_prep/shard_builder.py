@@ -15,6 +15,7 @@ what order.
 import json
 import random
 
+from albert_tf.json_text import parse_json
 from data_prep import corpus, tfrecord
 from data_prep.build_plan import chunk_seed, shard_seed
 from data_prep.file_access import atomic_write
@@ -44,7 +45,7 @@ class ShardBuilder:
             return None
         try:
             with files.open_read(sidecar) as handle:
-                record = json.loads(handle.read().decode("utf-8"))
+                record = parse_json(handle.read().decode("utf-8"))
         except ValueError:
             return None
         if record.get("fingerprint") != self.plan.shard_fingerprint(shard_index):

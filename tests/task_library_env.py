@@ -3,7 +3,6 @@ repaired on first use: an environment whose python exists but cannot import tfli
 install stopped midway) is installed again, never used half made. And stand-ins for an export's
 files, for the bench's checks that come before the Task Library runs."""
 
-import fcntl
 import io
 import os
 import subprocess
@@ -21,10 +20,8 @@ def task_library_python():
     """The Task Library's python, once per test process through bench/install_task_library.sh, which
     is idempotent (under a second when all is there) and makes anew an environment that cannot import
     tflite-support (an install stopped midway)."""
-    if not _ready:
-        with open(os.path.join(REPO, ".venv-tflite-support.lock"), "w") as lock:  # one installer among workers
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
+    if not _ready:  # the script takes its own lock: one installer among workers
+        subprocess.run(["bash", os.path.join(REPO, "bench", "install_task_library.sh")], check=True)
         _ready.append(True)
     return VENV_PYTHON
 

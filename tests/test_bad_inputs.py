@@ -18,6 +18,10 @@ from task_library_env import run_task_library_qa, task_library_python, write_fak
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPM_MODEL = os.path.join(REPO, "data/albert_spm/30k-clean.model")
 TINY = {"max_seq_length": 32, "max_predictions_per_seq": 5, "dupe_factor": 1}
+# What Python's json reads into trouble (albert_tf.json_text): lists nested past its recursion limit,
+# and half of a UTF-16 surrogate pair, which no UTF-8 text can hold.
+NESTED = '{"data": ' + "[" * 100_000 + "]" * 100_000 + "}"
+LONE_SURROGATE = '{"data": [{"paragraphs": [{"context": "\\ud800 Normandy", "qas": []}]}], "vocab_size": 3}'
 
 
 def run_script(*args, cwd=REPO):
@@ -845,7 +849,7 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
 # the files it found are unchanged (the inputs' hashes) and that it left nothing new behind.
 
 def file_hashes(directory):
-    """{path under `directory`: sha256 of the file, None for a directory}, hidden files included."""
+    """{path under `directory`: sha256 of the file, None for a directory, "fifo" for one}, hidden files included."""
     import hashlib
 
     hashes = {}
@@ -853,6 +857,9 @@ def file_hashes(directory):
         for name in dirs:
             hashes[os.path.relpath(os.path.join(root, name), directory)] = None
         for name in files:
+            if not os.path.isfile(os.path.join(root, name)):
+                hashes[os.path.relpath(os.path.join(root, name), directory)] = "fifo"
+                continue
             with open(os.path.join(root, name), "rb") as handle:
                 hashes[os.path.relpath(os.path.join(root, name), directory)] = hashlib.sha256(handle.read()).hexdigest()
     return hashes
@@ -1023,7 +1030,7 @@ def test_a_run_lock_that_is_a_link_is_refused_and_its_target_kept(tmp_path, make
     assert precious.read_text() == "a user's file"
 
 
-@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}',
+@pytest.mark.parametrize("content", ["[1, 2", "{}", '{"runs": [{"metrics": {}}]}', NESTED,
                                      '{"runs": [{"seed": Infinity, "metrics": {"accuracy": 1}}]}'])
 def test_an_unreadable_seeds_summary_is_one_line_naming_it(tmp_path, content):
     os.makedirs(tmp_path / "out")
@@ -1546,10 +1553,13 @@ def test_the_scripts_refuse_a_kernel_set_that_is_not_bit_identical_with_determin
     (["{tmp}"], ["model", "a directory, not a file"]),
     (["{model}"], ["model", "model.tflite: not a LiteRT model", "TFL3", "--export_tflite"]),
     (["{model}", "--port=70000"], ["--port must be from 0 to 65535, got 70000"]),
-], ids=["web-serve-missing-model", "web-serve-directory", "web-serve-not-a-tflite-file", "web-serve-port-out-of-range"])
+    (["{tmp}/fifo.tflite"], ["model", "fifo.tflite: not a regular file (a FIFO"]),
+], ids=["web-serve-missing-model", "web-serve-directory", "web-serve-not-a-tflite-file", "web-serve-port-out-of-range",
+        "web-serve-fifo"])
 def test_the_web_page_server_refuses_in_one_line(tmp_path, args, words):
     model = tmp_path / "model.tflite"
     model.write_bytes(b"a text file, not a flatbuffer")
+    os.mkfifo(tmp_path / "fifo.tflite")
     code, stderr = run_script(os.path.join(REPO, "web", "serve.py"), *[arg.format(tmp=tmp_path, model=model) for arg in args])
     assert_one_line_error(code, stderr, *words)
 
@@ -1598,6 +1608,32 @@ def _a_tflite_without_metadata(tmp_path):
     (tmp_path / "model.tflite").write_bytes(converter.convert())
 
 
+def _an_exported(kind):
+    """model.tflite: a tiny classifier's or embedder's MediaPipe export, which the Task Library loads."""
+    def prepare(tmp_path):
+        from albert_tf import AlbertClassifier, AlbertModel
+        from albert_tf.serving.tflite_export import export_tflite, export_tflite_embedder
+        from model_test_data import tiny
+
+        _qa_files()(tmp_path)
+        if kind == "classifier":
+            [path, _] = export_tflite(AlbertClassifier(tiny(num_hidden_layers=1), num_labels=2), str(tmp_path / kind),
+                                      SPM_MODEL, ["no", "yes"], seq_length=32)
+        else:
+            [path, _] = export_tflite_embedder(AlbertModel(tiny(num_hidden_layers=1)), str(tmp_path / kind), SPM_MODEL,
+                                               seq_length=32)
+        os.replace(path, tmp_path / "model.tflite")
+    return prepare
+
+
+def _a_fifo(name):
+    def prepare(tmp_path):
+        _qa_files()(tmp_path)
+        os.remove(tmp_path / name)
+        os.mkfifo(tmp_path / name)
+    return prepare
+
+
 QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
 
 
@@ -1624,10 +1660,18 @@ QA_ARGS = ["{tmp}/model.tflite", "{tmp}/questions.json", "{tmp}/answers.json"]
                             "run_squad.py --export_tflite"]),
     (_a_tflite_without_metadata, QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model",
                                            "metadata"]),
+    (_an_exported("classifier"), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model: its outputs "
+                                           "have the shapes [[1, 2]] (a classifier or an embedder?)",
+                                           "run_squad.py --export_tflite"]),
+    (_an_exported("embedder"), QA_ARGS, ["model.tflite: not a Task Library BertQuestionAnswerer model: its outputs "
+                                         "have the shapes [[1, "]),
+    (_a_fifo("model.tflite"), QA_ARGS, ["model.tflite: the model is not a regular file (a FIFO"]),
+    (_a_fifo("questions.json"), QA_ARGS, ["the questions: ", "questions.json is not a regular file"]),
 ], ids=["qa-argument-count", "qa-missing-model", "qa-model-directory", "qa-missing-questions", "qa-questions-not-json",
         "qa-questions-not-a-list", "qa-question-not-an-object", "qa-question-without-question",
         "qa-context-not-a-string", "qa-output-is-the-questions", "qa-output-hard-link-to-the-model",
-        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata"])
+        "qa-output-directory", "qa-output-unwritable", "qa-model-not-a-flatbuffer", "qa-model-without-metadata",
+        "qa-classifier-model", "qa-embedder-model", "qa-model-fifo", "qa-questions-fifo"])
 def test_the_task_library_qa_script_refuses_in_one_line_and_writes_nothing(tmp_path, prepare, args, words):
     prepare(tmp_path)
     before = file_hashes(tmp_path)
@@ -1684,6 +1728,9 @@ def _qa(number):
      ["--squad_file", "data[0].paragraphs[0].qas[0] is answerable", "has no answers"]),
     (_bench(_edit_squad(lambda squad: [_qa(i)(squad).update(is_impossible=True) for i in range(2)])),
      ["--squad_file", "no answerable question", "3 questions, all is_impossible"]),
+    (_bench(_edit_squad(lambda squad: _qa(1)(squad).update(id="q1"))),
+     ["--squad_file", "data[0].paragraphs[0].qas[1].id 'q1' is also the id of data[0].paragraphs[0].qas[0]",
+      "question ids must be unique"]),
     (_bench(lambda tmp: (tmp / "predictions.json").write_text("Normans")), ["--predictions", "is not JSON"]),
     (_bench(lambda tmp: (tmp / "predictions.json").write_text(json.dumps({"q1": "Normans"}))),
      ["--predictions", "no answer to 1 of the 2 answerable questions of --squad_file", "'q2'"]),
@@ -1696,7 +1743,7 @@ def _qa(number):
      ["--json", "record.json", "is also an input (--squad_file"]),
     (_bench(None, "--json=/proc/albert-tf-test/record.json"), ["--json: cannot write to /proc/albert-tf-test"]),
 ], ids=["bench-squad-not-json", "bench-squad-not-utf8", "bench-squad-without-data", "bench-question-not-a-string",
-        "bench-answerable-without-answers", "bench-no-answerable-question", "bench-predictions-not-json",
+        "bench-answerable-without-answers", "bench-no-answerable-question", "bench-duplicate-question-id", "bench-predictions-not-json",
         "bench-prediction-missing", "bench-missing-model", "bench-model-without-sentencepiece",
         "bench-json-is-the-predictions", "bench-json-hard-link-to-the-squad-file", "bench-json-unwritable"])
 def test_the_task_library_bench_refuses_bad_input_in_one_line_before_any_work(tmp_path, make_args, words):
@@ -1749,3 +1796,236 @@ def test_the_task_library_bench_names_a_broken_environment_or_process_in_one_lin
     assert stderr.startswith("error: ") and len(stderr.strip().splitlines()) == 1, stderr
     assert all(word in stderr for word in words), stderr
     assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
+# --- every JSON reader: deeply nested JSON and lone surrogate escapes (albert_tf.json_text) -------
+
+
+def _json_file(tmp_path, name, text):
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(text)
+    return str(tmp_path / name)
+
+
+def _read_squad(tmp_path, text):
+    from albert_tf.squad.examples import read_squad_examples
+    read_squad_examples(_json_file(tmp_path, "dev.json", text), is_training=False, version_2_with_negative=True)
+
+
+def _read_race(tmp_path, text):
+    from albert_tf.race.examples import read_race_examples
+    _json_file(tmp_path, "RACE/dev/middle/all.txt", text)
+    read_race_examples(str(tmp_path), "dev", levels=["middle"])
+
+
+def _read_config(tmp_path, text):
+    from albert_tf import AlbertConfig
+    AlbertConfig.from_json_file(_json_file(tmp_path, "albert_config.json", text))
+
+
+def _read_foreign_config(tmp_path, text):
+    from albert_tf.checkpoints.architecture import read_json
+    read_json(_json_file(tmp_path, "config.json", text))
+
+
+def _read_metrics_jsonl(tmp_path, text):
+    from albert_cli.plot_metrics import read_jsonl
+    read_jsonl(_json_file(tmp_path, "metrics.jsonl", text))
+
+
+def _read_eval_history(tmp_path, text):
+    from albert_cli.plot_metrics import plot_metrics
+    _json_file(tmp_path, "eval_history.json", text)
+    plot_metrics(str(tmp_path))
+
+
+def _read_feature_cache_sidecar(tmp_path, text):
+    from albert_tf.training.feature_cache import read_sidecar
+    _json_file(tmp_path, "train.tfrecord.json", text)
+    read_sidecar(str(tmp_path / "train.tfrecord"))
+
+
+def _read_run_settings(tmp_path, text):
+    from albert_cli.run_settings import check_run_settings
+    _json_file(tmp_path, "run_settings.json", text)
+    check_run_settings(str(tmp_path), {"task": "squad"})
+
+
+def _read_task_library_questions(tmp_path, text):
+    from glue_test_data import load_bench_script
+    load_bench_script("task_library_qa").read_questions(_json_file(tmp_path, "questions.json", text))
+
+
+@pytest.mark.parametrize("text, words", [(NESTED, "nested deeper than a JSON reader follows"),
+                                         (LONE_SURROGATE, "the escape \\ud800, half of a UTF-16 pair alone")],
+                         ids=["nested", "lone-surrogate"])
+@pytest.mark.parametrize("read", [_read_squad, _read_race, _read_config, _read_foreign_config, _read_metrics_jsonl,
+                                  _read_eval_history, _read_feature_cache_sidecar, _read_run_settings,
+                                  _read_task_library_questions])
+def test_every_json_reader_names_its_file_for_deep_nesting_and_lone_surrogates(tmp_path, read, text, words):
+    with pytest.raises(Exception) as error:
+        read(tmp_path, text)
+    message = str(error.value)
+    assert type(error.value).__name__ in ("ValueError", "UsageError", "BadInput"), repr(error.value)
+    assert str(tmp_path) in message and words in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("flag", ["train_file", "predict_file"])
+def test_run_squad_names_deeply_nested_json_in_one_line(tmp_path, flag):
+    from squad_test_data import SQUAD_DEV, TINY_CONFIG
+
+    files = {"train_file": SQUAD_DEV, "predict_file": SQUAD_DEV, flag: _json_file(tmp_path, "bad.json", NESTED)}
+    code, stderr = run_script("run_squad.py", "--version_2_with_negative", "--do_train",
+                              *[f"--{name}={value}" for name, value in files.items()],
+                              f"--output_dir={tmp_path / 'out'}", f"--cached_dir={tmp_path / 'cache'}",
+                              f"--albert_config_file={TINY_CONFIG}", "--max_seq_length=64", "--doc_stride=32",
+                              "--max_query_length=16")
+    assert_one_line_error(code, stderr, f"--{flag}", "bad.json", "nested deeper than a JSON reader follows")
+
+
+def test_the_task_library_qa_script_run_without_tflite_support_says_which_python_to_use(tmp_path):
+    _qa_files()(tmp_path)
+    result = subprocess.run([sys.executable, os.path.join(REPO, "bench", "task_library_qa.py"),
+                             *[arg.format(tmp=tmp_path) for arg in QA_ARGS]], capture_output=True, text=True)
+    assert_one_line_error(result.returncode, result.stderr, f"{sys.executable} has no tflite-support",
+                          ".venv-tflite-support/bin/python", "bash bench/install_task_library.sh")
+
+
+# --- data inputs that are no regular files: refused, never waited on -------------------------------
+@contextlib.contextmanager
+def _fifo(path, seconds=15):
+    """A FIFO at `path`; should a reader wait on it, a writer comes after `seconds` and closes it (the
+    reader then sees an empty file), so that the test fails rather than hangs."""
+    import threading
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkfifo(path)
+    done = threading.Event()
+
+    def release():
+        if not done.wait(seconds):
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    writer = threading.Thread(target=release, daemon=True)
+    writer.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        writer.join()
+
+
+def _glue_dev(tmp_path, path):
+    from albert_tf.glue.examples import read_examples
+    from albert_tf.glue.tasks import get_task
+    read_examples(get_task("sst-2"), "dev", data_dir=str(tmp_path))
+
+
+def _squad(tmp_path, path):
+    from albert_tf.squad.examples import read_squad_examples
+    read_squad_examples(path, is_training=False, version_2_with_negative=True)
+
+
+def _race(tmp_path, path):
+    from albert_tf.race.examples import read_race_examples
+    read_race_examples(str(tmp_path), "dev", levels=["middle"])
+
+
+def _config(tmp_path, path):
+    from albert_tf import AlbertConfig
+    AlbertConfig.from_json_file(path)
+
+
+def _spm_model(tmp_path, path):
+    from albert_tf.text.tokenization import AlbertTokenizer
+    AlbertTokenizer(spm_model_file=path)
+
+
+def _pretraining_data(tmp_path, path):
+    from albert_tf.pretraining.data import expand_file_patterns
+    expand_file_patterns(str(tmp_path / "train-*"))
+
+
+@pytest.mark.parametrize("read, name", [(_glue_dev, "SST-2/dev.tsv"), (_squad, "dev.json"),
+                                        (_race, "RACE/dev/middle/all.txt"), (_config, "albert_config.json"),
+                                        (_spm_model, "30k-clean.model"), (_pretraining_data, "train-00000-of-00001")],
+                         ids=["glue", "squad", "race", "config", "spm-model", "pretraining-data"])
+def test_a_fifo_as_a_data_input_is_refused_not_waited_on(tmp_path, read, name):
+    with _fifo(str(tmp_path / name)) as path, pytest.raises(ValueError) as error:
+        read(tmp_path, path)
+    assert f"{path}" in str(error.value) and "is a FIFO, not a regular file" in str(error.value), str(error.value)
+
+
+def test_run_classifier_refuses_a_fifo_as_dev_tsv_in_one_line(tmp_path):
+    from glue_test_data import write_glue_file
+
+    write_glue_file(tmp_path, "SST-2", "train.tsv", ["sentence\tlabel", "good\t1", "bad\t0"])
+    with _fifo(str(tmp_path / "SST-2" / "dev.tsv")):
+        code, stderr = run_script("run_classifier.py", "--task_name=SST-2", "--do_train", f"--data_dir={tmp_path}",
+                                  f"--output_dir={tmp_path / 'out'}", "--train_step=1", "--max_seq_length=16")
+    assert_one_line_error(code, stderr, "--data_dir", "SST-2/dev.tsv is a FIFO, not a regular file")
+
+
+# --- a config that lies about sizes is checked against the stored shapes before anything is built -
+LIED_INTERMEDIATE_SIZE = 100_000  # 128 x 100,000 floats: what an unchecked build makes is still small here
+
+
+def _lying_checkpoint(kind, directory):
+    """A tiny backbone saved as `kind`, its config then saying intermediate_size 100,000; the path to load."""
+    from albert_tf import AlbertModel
+    from albert_tf.checkpoints import save_huggingface_checkpoint, save_keras_hub_preset, save_tf1_checkpoint
+    from model_test_data import tiny
+
+    model = AlbertModel(tiny(num_hidden_layers=1))
+    os.makedirs(directory)
+    if kind == "tf1":
+        save_tf1_checkpoint(model, os.path.join(directory, "model.ckpt"))
+        config, key = os.path.join(directory, "albert_config.json"), "intermediate_size"
+        model.config.to_json_file(config)
+    elif kind == "huggingface":
+        save_huggingface_checkpoint(model, directory)
+        config, key = os.path.join(directory, "config.json"), "intermediate_size"
+    else:
+        save_keras_hub_preset(model, directory)
+        config, key = os.path.join(directory, "config.json"), "intermediate_dim"
+    with open(config) as handle:
+        values = json.load(handle)
+    (values["config"] if kind == "keras_hub" else values)[key] = LIED_INTERMEDIATE_SIZE
+    with open(config, "w") as handle:
+        json.dump(values, handle)
+    return os.path.join(directory, "model.ckpt") if kind == "tf1" else directory, config
+
+
+@pytest.mark.parametrize("kind", ["tf1", "huggingface", "keras_hub"])
+def test_convert_checks_a_config_that_lies_about_sizes_before_building(tmp_path, kind):
+    source, config = _lying_checkpoint(kind, str(tmp_path / "in"))
+    code, stderr = run_script("-m", "albert_cli.convert", f"--from={source}", f"--to={tmp_path / 'out'}", "--format=tf1")
+    assert_one_line_error(code, stderr, f"{config}: intermediate_size 100000 is the size of no weight in {source}",
+                          "128", "512", "this config is not the checkpoint's")
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_check_config_sizes_passes_a_config_that_tells_the_truth(tmp_path):
+    from albert_tf.checkpoints.stored_sizes import check_config_sizes
+    from model_test_data import tiny
+
+    source, _ = _lying_checkpoint("tf1", str(tmp_path / "in"))
+    check_config_sizes(tiny(num_hidden_layers=1), source, "the config")
+    with pytest.raises(ValueError, match="the config: hidden_size 96 is the size of no weight"):
+        check_config_sizes(tiny(num_hidden_layers=1, hidden_size=96), source, "the config")
+
+
+@pytest.mark.parametrize("script", ["run_classifier.py", "run_pretraining.py"])
+def test_the_runners_check_init_checkpoint_sizes_before_building(tmp_path, script):
+    from glue_test_data import write_glue_file
+
+    source, config = _lying_checkpoint("tf1", str(tmp_path / "in"))
+    for split in ("train", "dev"):
+        write_glue_file(tmp_path / "glue", "SST-2", f"{split}.tsv", ["sentence\tlabel", "good\t1", "bad\t0"])
+    task_flags = ["--task_name=SST-2", f"--data_dir={tmp_path / 'glue'}", "--train_step=1"] \
+        if script == "run_classifier.py" else ["--num_train_steps=1"]
+    code, stderr = run_script(script, "--do_train", *task_flags, f"--output_dir={tmp_path / 'out'}",
+                              f"--init_checkpoint={source}", "--max_seq_length=16")
+    assert_one_line_error(code, stderr, f"--init_checkpoint: cannot initialise from {source}: the model's config: "
+                          "intermediate_size 100000 is the size of no weight")

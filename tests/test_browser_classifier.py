@@ -8,6 +8,7 @@ browser cannot be installed fails here, nothing is skipped.
 """
 
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -95,3 +96,36 @@ def test_the_page_refuses_an_embedder_whose_outputs_are_not_probabilities(browse
     with pytest.raises(RuntimeError, match=r"the page refused to classify: Cannot use model.tflite: its \d+ outputs "
                                            r"are not probabilities .*not a classifier \(an embedder\?\)\. It must be"):
         bench_browser.page_results(embedder, SENTENCES[:1])
+
+
+@pytest.mark.slow
+def test_the_page_cuts_a_huge_text_and_keeps_only_its_start_in_the_table(browser, exported):
+    """A 4 MB text: classified as its first 10,000 characters (what MediaPipe Python says of those),
+    and the table keeps 200 of them."""
+    huge = SENTENCES[0] + " and so on" * 400_000
+    [page] = bench_browser.page_results(exported["float32"], [huge])["results"]
+    [python] = bench_browser.mediapipe_python_results(exported["float32"], [huge[:10_000]])["results"]
+    np.testing.assert_allclose(page["scores"], python["scores"], rtol=0, atol=FLOAT_TOLERANCE)
+    assert page["shown"] == huge[:200] + "…"
+
+
+@pytest.mark.slow
+def test_the_page_names_missing_webassembly_not_the_model(browser, exported, tmp_path, monkeypatch):
+    """A half-installed node_modules (its WebAssembly files gone after the server started): the page
+    says so and what to run, and does not blame the model."""
+    serve = bench_browser._web_server()
+    web = tmp_path / "web"
+    for name in serve.served_files() + ["served_files.txt"]:
+        (web / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(os.path.join(REPO, "web", name), web / name)
+    monkeypatch.setattr(serve, "WEB_DIR", str(web))
+    monkeypatch.setattr(serve, "SERVED_LIST", str(web / "served_files.txt"))
+    with serve.serving(exported["float32"]) as url:
+        for name in serve.served_files():
+            if name.endswith(("_internal.js", "_internal.wasm")):
+                os.remove(web / name)
+        with pytest.raises(RuntimeError, match=r"the page did not load: Could not load MediaPipe's WebAssembly: "
+                                               r"/node_modules/@mediapipe/tasks-text/wasm/text_wasm\w*_internal.js is "
+                                               r"missing \(web/node_modules is half installed; run bash "
+                                               r"web/install_browser.sh\)\.$"):
+            bench_browser.page_results_at(url, SENTENCES[:1])

@@ -129,3 +129,14 @@ def test_writing_refuses_partial_sharing_and_a_used_directory(tmp_path):
     (tmp_path / "used" / "notes.txt").write_text("keep")
     with pytest.raises(ValueError, match="used exists and is not an empty directory"):
         save_keras_hub_preset(AlbertModel(_config()), tmp_path / "used")
+
+
+@pytest.mark.parametrize("removed", ["model.weights.h5", "config.json"])
+def test_a_preset_missing_a_file_is_named_as_a_preset_missing_it(tmp_path, removed):
+    from albert_tf.checkpoints.formats import read_config
+
+    _backbone(_config()).save_to_preset(tmp_path)
+    os.remove(tmp_path / removed)
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}: a keras-hub preset without its {removed}; copy the "
+                                                "whole preset directory"):
+        read_config(str(tmp_path))

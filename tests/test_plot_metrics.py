@@ -103,3 +103,14 @@ def test_help_and_usage_name_the_installed_command():
     assert shown.returncode == 0 and "    albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]\n" in shown.stdout, shown.stdout
     failed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True)
     assert failed.returncode == 2 and failed.stderr.startswith("error: usage: albert-plot-metrics OUTPUT_DIR"), failed.stderr
+
+
+def test_a_link_planted_in_the_output_directory_is_replaced_not_written_through(tmp_path):
+    (tmp_path / "eval_history.json").write_text(json.dumps([{"step": 5, "accuracy": 0.5}]))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    os.symlink(victim, tmp_path / "fine_tuning_curves.png")
+    [written] = plot_metrics(str(tmp_path))
+    assert victim.read_text() == "keep me"
+    assert not os.path.islink(written) and _is_png(written)
+    assert sorted(os.listdir(tmp_path)) == ["eval_history.json", "fine_tuning_curves.png", "victim.txt"]

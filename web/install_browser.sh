@@ -15,6 +15,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${as_root[@]}" apt-get update -qq
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-if ! npm ls >/dev/null 2>&1; then
+# npm ls passes packages whose files were deleted (an interrupted copy, a cleaned cache): the files
+# web/serve.py serves are checked too, and a half-installed node_modules is made again.
+installed() {
+  npm ls >/dev/null 2>&1 || return 1
+  local name
+  while read -r name; do
+    case "$name" in ''|'#'*) ;; *) [ -f "$name" ] || return 1 ;; esac
+  done < served_files.txt
+}
+if ! installed; then
   PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund
 fi

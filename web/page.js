@@ -2,9 +2,15 @@
 // probabilities and how long each call took. The model is `model.tflite` next to this page, another
 // URL given as `?model=...`, or a file the user picks. Each call's row in the table carries the
 // unrounded scores (data-scores, in the model's label order) and latency, for tests and benchmarks.
+// A text is cut at MAX_TEXT_CHARACTERS (MediaPipe reads at most the model's sequence length of it
+// anyway, but tokenizes all of it first: a 10 MB text froze the page for half a minute), and the
+// table keeps the first HISTORY_TEXT_CHARACTERS of the last HISTORY_ROWS texts.
 import {FilesetResolver, TextClassifier} from "@mediapipe/tasks-text";
 
 const WASM_DIR = new URL("node_modules/@mediapipe/tasks-text/wasm", import.meta.url).href;
+const MAX_TEXT_CHARACTERS = 10000;  // 20 per token of a 512-token model: more than SentencePiece's pieces of text
+const HISTORY_ROWS = 100;
+const HISTORY_TEXT_CHARACTERS = 200;
 
 const page = {
   body: document.body,
@@ -20,7 +26,10 @@ const page = {
   categories: document.getElementById("result-categories"),
   historySection: document.getElementById("history-section"),
   history: document.getElementById("history"),
+  cut: document.getElementById("text-cut"),
 };
+page.text.maxLength = MAX_TEXT_CHARACTERS;
+page.cut.textContent = `Texts are cut at ${MAX_TEXT_CHARACTERS.toLocaleString("en")} characters, more than the model reads.`;
 
 let classifier = null;
 let classifierName = "";
@@ -91,16 +100,26 @@ function showResult(text, categories, latencyMs) {
   row.dataset.scores = JSON.stringify(scores);
   row.dataset.labels = JSON.stringify(categories.slice().sort((a, b) => a.index - b.index).map(categoryName));
   row.dataset.latencyMs = String(latencyMs);
-  for (const cell of [String(++calls), text, categoryName(best), best.score.toFixed(4), milliseconds(latencyMs)]) {
+  const shown = text.length > HISTORY_TEXT_CHARACTERS ? `${text.slice(0, HISTORY_TEXT_CHARACTERS)}…` : text;
+  for (const cell of [String(++calls), shown, categoryName(best), best.score.toFixed(4), milliseconds(latencyMs)]) {
     row.append(Object.assign(document.createElement("td"), {textContent: cell}));
   }
   page.history.prepend(row);
+  while (page.history.rows.length > HISTORY_ROWS) page.history.lastElementChild.remove();
   page.historySection.hidden = false;
 }
 
-function classify(event) {
+function nextPaint() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
+async function classify(event) {
   event.preventDefault();
-  const text = page.text.value;
+  if (page.body.dataset.state !== "ready") return;
+  const text = page.text.value.slice(0, MAX_TEXT_CHARACTERS);  // maxlength bounds typing, not a script's value
+  const readyMessage = page.status.textContent;
+  setState("working", `Classifying ${text.length.toLocaleString("en")} characters…`);
+  await nextPaint();  // the status is on screen before the call holds the page
   try {
     const started = performance.now();
     const categories = classifier.classify(text).classifications[0].categories;
@@ -113,13 +132,28 @@ function classify(event) {
       return;
     }
     showResult(text, categories, latencyMs);
+    setState("ready", readyMessage);
   } catch (error) {
-    page.status.textContent = `Could not classify this text: ${firstLine(error)}`;
+    setState("ready", `Could not classify this text: ${firstLine(error)}`);
   }
 }
 
 const METADATA_HINT = "It must be a classifier .tflite with MediaPipe metadata (see docs/on_device.md).";
 const fileset = FilesetResolver.forTextTasks(WASM_DIR);
+
+async function loadFailure(error, modelName) {
+  // MediaPipe's own files missing (a half-installed web/node_modules) fail the load as a model would,
+  // with an error Event ("[object Event]"): they are checked before the model is blamed.
+  const {wasmLoaderPath, wasmBinaryPath} = await fileset;
+  for (const path of [wasmLoaderPath, wasmBinaryPath]) {
+    const found = await fetch(path, {method: "HEAD"}).then((response) => response.ok, () => false);
+    if (!found) {
+      return `Could not load MediaPipe's WebAssembly: ${new URL(path).pathname} is missing (web/node_modules is ` +
+             "half installed; run bash web/install_browser.sh).";
+    }
+  }
+  return `Could not load ${modelName}: ${firstLine(error)} ${METADATA_HINT}`;
+}
 
 async function loadModelUrl() {
   const modelUrl = new URLSearchParams(location.search).get("model") || "model.tflite";
@@ -133,7 +167,7 @@ async function loadModelUrl() {
              `${milliseconds(documentMs)}, MediaPipe's WebAssembly and ${modelUrl} in ${milliseconds(modelMs)}.`);
     page.text.focus();
   } catch (error) {
-    setState("error", `Could not load ${modelUrl}: ${firstLine(error)} ${METADATA_HINT}`);
+    setState("error", await loadFailure(error, modelUrl));
   }
 }
 
@@ -144,7 +178,7 @@ async function loadModelFile() {
     const ms = await load(await fileset, {modelAssetBuffer: buffer}, file.name);
     setState("ready", `Ready: ${file.name} loaded in ${milliseconds(ms)}.`);
   } catch (error) {
-    setState("error", `Could not load ${file.name}: ${firstLine(error)} ${METADATA_HINT}`);
+    setState("error", await loadFailure(error, file.name));
   }
 }
 

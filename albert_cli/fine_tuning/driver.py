@@ -11,7 +11,6 @@ the backbone from the config, the task's head around it, then `--init_checkpoint
 (`cli.load_init_checkpoint`: the backbone always, the head when the checkpoint holds one that fits).
 """
 
-import json
 import os
 import shutil
 import sys
@@ -31,6 +30,7 @@ from albert_cli.run_settings import (check_resume, check_run_settings, holds_a_t
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import write_json
+from albert_tf.json_text import parse_json
 from albert_tf.models import AlbertModel
 from albert_tf.training import evaluated_training
 from albert_tf.training.distribute import get_strategy, per_replica_batch_size
@@ -114,7 +114,7 @@ class FineTuningRun:
             return output_dir
         try:
             with tf.io.gfile.GFile(path, "r") as handle:
-                runs = json.load(handle)["runs"]
+                runs = parse_json(handle.read())["runs"]
             best = max(runs, key=lambda record: record["metrics"][self.task.selection_metric])
             return os.path.join(output_dir, f"seed_{int(best['seed'])}")  # where it is now, if moved
         except (ValueError, TypeError, KeyError, UnicodeDecodeError, OverflowError) as error:

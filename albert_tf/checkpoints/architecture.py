@@ -1,9 +1,9 @@
 """Checks that a foreign config describes the same network as an `AlbertConfig`, and shared JSON reading."""
 
-import json
 import os
 
 from albert_tf.config import AlbertConfig
+from albert_tf.json_text import parse_json
 from albert_tf.layers.layer_norm import LAYER_NORM_EPSILON
 
 # Keys that fix the network (shapes, head count, activation); dropout and init do not.
@@ -28,8 +28,8 @@ def read_json(path):
         raise FileNotFoundError(f"{path} does not exist.")
     with open(path, encoding="utf-8") as handle:
         try:
-            values = json.load(handle)
-        except json.JSONDecodeError as error:
+            values = parse_json(handle.read())
+        except ValueError as error:
             raise ValueError(f"{path} is not valid JSON ({error}).") from None
     if not isinstance(values, dict):
         raise ValueError(f"{path} must hold a JSON object.")

@@ -91,6 +91,10 @@ def read_config(path, erf_gelu_as_tanh=False):
     if config is not None:
         return config
     config_file = albert_config_file(path)
+    missing = keras_hub.missing_preset_files(path) if config_file is None and os.path.isdir(path) else []
+    if missing:
+        raise FileNotFoundError(f"{path}: a keras-hub preset without its {' and '.join(missing)}; copy the whole "
+                                "preset directory")
     if config_file is None:
         raise FileNotFoundError(f"{path} has no {ALBERT_CONFIG_NAME} beside it (nor a Hugging Face or keras-hub "
                                 "config.json); pass the model's config.")

@@ -17,6 +17,7 @@ from albert_tf.io_utils import atomic_directory
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.weights.h5"
+METADATA_NAME = "metadata.json"  # keras-hub writes it into every preset
 BACKBONE_CLASS = "AlbertBackbone"
 SPM_ASSET = os.path.join("assets", "tokenizer", "vocabulary.spm")
 KERAS_HUB_REQUIREMENT = "keras-hub==0.32.0"
@@ -46,6 +47,21 @@ def is_keras_hub_preset(path):
     """Whether `path` is a directory with a keras-hub `config.json` and `model.weights.h5`."""
     path = os.fspath(path)
     return all(os.path.isfile(os.path.join(path, name)) for name in (CONFIG_NAME, WEIGHTS_NAME))
+
+
+def missing_preset_files(path):
+    """The files of a keras-hub preset (config.json, model.weights.h5) that the directory `path`
+    lacks when it holds part of one (the weights, the metadata, or a config naming the backbone
+    class), else []: such a directory is named as a preset missing them, not as any checkpoint."""
+    path = os.fspath(path)
+    present = {name for name in (CONFIG_NAME, WEIGHTS_NAME, METADATA_NAME) if os.path.isfile(os.path.join(path, name))}
+    if present <= {CONFIG_NAME}:
+        try:
+            if not present or architecture.read_json(os.path.join(path, CONFIG_NAME)).get("class_name") != BACKBONE_CLASS:
+                return []
+        except ValueError:  # not JSON: not recognisably a preset's
+            return []
+    return [name for name in (CONFIG_NAME, WEIGHTS_NAME) if name not in present]
 
 
 def _backbone_config(directory):

@@ -17,6 +17,7 @@ from absl import logging
 
 from albert_tf.error_text import SettingError, SettingFileNotFound
 from albert_tf.glue.example_types import ExampleSet, GlueExample
+from albert_tf.io_utils import special_file_kind
 
 
 def split_path(task, split, data_dir):
@@ -34,6 +35,10 @@ def read_tsv_split(task, split, data_dir):
                                   file=task.tsv_file(split))
     if tf.io.gfile.isdir(path):
         raise SettingError("{data_dir}: {path} is a directory; expected a GLUE TSV file there", path=path)
+    kind = special_file_kind(path)
+    if kind:
+        raise SettingError("{data_dir}: {path} is {kind}, not a regular file; expected a GLUE TSV file there",
+                           path=path, kind=kind)
     columns = task.test_columns if split.startswith("test") else task.train_columns
     with tf.io.gfile.GFile(path, "rb") as handle:
         text = _utf8_text(path, handle.read())

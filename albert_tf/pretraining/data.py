@@ -19,6 +19,7 @@ Batches always have exactly the batch size (`drop_remainder=True`): TPUs need st
 import tensorflow as tf
 
 from albert_tf.error_text import error_line
+from albert_tf.io_utils import special_file_kind
 from albert_tf.pretraining.schema import FEATURES
 
 FEATURE_NAMES = {
@@ -43,6 +44,10 @@ def expand_file_patterns(file_patterns):
         matches = sorted(tf.io.gfile.glob(pattern))
         if not matches:
             raise ValueError(f"pretraining data: {pattern!r} matches no file")
+        for path in matches:  # a FIFO would be waited on for ever
+            kind = special_file_kind(path)
+            if kind:
+                raise ValueError(f"pretraining data: {path} is {kind}, not a regular file; expected a TFRecord file")
         files.extend(matches)
     if not files:
         raise ValueError("pretraining data: no file pattern given")

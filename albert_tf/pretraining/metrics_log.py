@@ -6,6 +6,7 @@ import time
 
 import tensorflow as tf
 
+from albert_tf.json_text import parse_json
 from albert_tf.training.tensorboard_log import TensorBoardLog
 
 METRICS_FILE = "metrics.jsonl"
@@ -65,10 +66,10 @@ def parse_record(line):
     """The record of one line (bytes) of `metrics.jsonl`: a JSON object with an integer "step"
     and a string "split"; ValueError saying what it is instead (e.g. a line cut by a kill -9)."""
     try:
-        record = json.loads(line.decode("utf-8"))
+        record = parse_json(line.decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
-    except json.JSONDecodeError as error:
+    except ValueError as error:
         raise ValueError(f"not JSON ({error})") from None
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")

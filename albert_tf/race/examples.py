@@ -7,12 +7,12 @@ objects, one per line. Both are read: `all.txt` when present, else every `*.txt`
 """
 
 import dataclasses
-import json
 import os
 
 import tensorflow as tf
 
 from albert_tf.json_fields import json_field, json_object, json_strings, json_type, read_utf8
+from albert_tf.json_text import parse_json
 
 LEVELS = ("middle", "high")
 NUM_CHOICES = 4
@@ -48,8 +48,8 @@ def _passages(level_dir):
 
 def _parse(text, where):
     try:
-        passage = json.loads(text)
-    except json.JSONDecodeError as error:
+        passage = parse_json(text)
+    except ValueError as error:
         raise ValueError(f"{where}: not a RACE JSON passage ({error})") from None
     json_object(passage, f"{where}: the passage")
     missing = [key for key in ("article", "questions", "options", "answers") if key not in passage]

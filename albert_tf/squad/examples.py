@@ -1,7 +1,6 @@
 """Reads SQuAD's official JSON (v1.1 and v2.0) into one `SquadExample` per question."""
 
 import dataclasses
-import json
 
 import tensorflow as tf
 from absl import logging
@@ -9,6 +8,7 @@ from absl import logging
 from albert_tf.json_fields import json_field, json_object, read_utf8
 
 from albert_tf.error_text import SettingError
+from albert_tf.json_text import parse_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,8 +33,8 @@ def load_squad_json(path):
         raise FileNotFoundError(f"{path}: no such SQuAD file")
     text = read_utf8(path, "SQuAD")
     try:
-        dataset = json.loads(text)
-    except json.JSONDecodeError as error:
+        dataset = parse_json(text)
+    except ValueError as error:
         raise ValueError(f"{path}: not a JSON file ({error})") from None
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
         raise ValueError(f'{path}: expected the official SQuAD layout {{"version": ..., "data": [...]}}')

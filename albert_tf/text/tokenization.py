@@ -11,6 +11,8 @@ import unicodedata
 
 import sentencepiece as spm
 
+from albert_tf.io_utils import special_file_kind
+
 SPIECE_UNDERLINE = "\u2581"
 WORDPIECE_MAX_CHARS = 200
 
@@ -87,6 +89,10 @@ def _read_bytes(path):
 
 
 def _load_sentencepiece(spm_model_file):
+    kind = special_file_kind(spm_model_file)
+    if kind:
+        raise ValueError(f"spm_model_file {spm_model_file!r} is {kind}, not a regular file; expected a "
+                         "SentencePiece .model file")
     try:
         model_bytes = _read_bytes(spm_model_file)
         processor = spm.SentencePieceProcessor()

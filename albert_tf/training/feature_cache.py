@@ -7,11 +7,11 @@ every record with the parser the dataset uses (in graph, seconds per 100k record
 into one ValueError naming the file and how to rebuild it.
 """
 
-import json
 
 import tensorflow as tf
 
 from albert_tf.error_text import error_line
+from albert_tf.json_text import parse_json
 
 
 def damaged_cache(path, detail):
@@ -23,8 +23,8 @@ def read_sidecar(path):
     """The JSON sidecar of the feature file `path` (`<path>.json`), or a ValueError naming it."""
     try:
         with tf.io.gfile.GFile(path + ".json", "r") as handle:
-            sidecar = json.load(handle)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            sidecar = parse_json(handle.read())
+    except ValueError as error:  # UnicodeDecodeError too
         raise damaged_cache(path, f"its sidecar {path}.json is not JSON: {error}") from None
     if not isinstance(sidecar, dict):
         raise damaged_cache(path, f"its sidecar {path}.json is not a JSON object")

@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from albert_tf.error_text import SettingError
 from albert_tf.io_utils import write_json
+from albert_tf.json_text import parse_json
 from albert_tf.json_fields import json_type
 
 BEST_METRICS_FILE = "best_metrics.json"
@@ -53,7 +54,7 @@ def stored_records(prefix):
 def _read_json(path, what):
     try:
         with tf.io.gfile.GFile(path, "r") as handle:
-            return json.load(handle)
+            return parse_json(handle.read())
     except (ValueError, UnicodeDecodeError) as error:
         raise _damaged(path, what, f"not JSON: {error}") from None
 
