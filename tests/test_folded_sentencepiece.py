@@ -13,9 +13,10 @@ from data_prep.train_sentencepiece import CONTROL_SYMBOLS, USER_DEFINED_SYMBOLS
 from glue_test_data import GLUE_DIR, SPM_MODEL
 
 
-def dev_texts():
+def dev_texts(tasks=("*",)):
+    """Every field of the bundled GLUE dev sets of `tasks` (directory names or globs)."""
     texts = []
-    for path in sorted(glob.glob(os.path.join(GLUE_DIR, "*", "dev.tsv"))):
+    for path in sorted(path for task in tasks for path in glob.glob(os.path.join(GLUE_DIR, task, "dev.tsv"))):
         with open(path, encoding="utf-8", newline="") as handle:
             texts += [field for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) for field in row]
     return texts
