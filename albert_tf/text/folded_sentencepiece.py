@@ -70,7 +70,7 @@ def _varint(value):
             return bytes(out)
 
 
-def _read_varint(data, position):
+def read_varint(data, position):
     value = shift = 0
     while True:
         byte = data[position]
@@ -89,10 +89,10 @@ def folded_model(model_proto):
     spec = folded_normalizer_spec(model_proto)
     out, position = bytearray(), 0
     while position < len(model_proto):
-        tag, start = _read_varint(model_proto, position)
+        tag, start = read_varint(model_proto, position)
         if tag & 7 != _LENGTH_DELIMITED:
             raise ValueError(f"not a SentencePiece model: field {tag >> 3} has wire type {tag & 7}")
-        length, start = _read_varint(model_proto, start)
+        length, start = read_varint(model_proto, start)
         if tag >> 3 == _NORMALIZER_SPEC_FIELD:
             out += _varint(tag) + _varint(len(spec)) + spec
         else:
