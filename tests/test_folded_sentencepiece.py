@@ -55,3 +55,15 @@ def test_a_model_without_a_character_map_gets_albert_folding_alone(tmp_path):
     assert [folded.encode(text, out_type=str) for text in texts] == [tokenizer.tokenize(text) for text in texts]
     assert folded.encode("CAFÉ", out_type=str) != spm.SentencePieceProcessor(
         model_proto=model.getvalue()).encode("CAFÉ", out_type=str)  # the folding is there
+
+
+def test_folding_prints_nothing():
+    """sentencepiece's builder logs "Loading CharsMap of size=..." at INFO: an export is quiet."""
+    import subprocess
+    import sys
+
+    script = ("from albert_tf.text.folded_sentencepiece import folded_model; "
+              f"folded_model(open({SPM_MODEL!r}, 'rb').read()); print('done')")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-2000:]
+    assert "CharsMap" not in result.stderr and "normalizer blob" not in result.stderr, result.stderr[-2000:]

@@ -79,7 +79,10 @@ def test_keras_hub_preset_loads_with_equal_outputs(tmp_path):
 
 def test_ours_to_keras_hub_loads_with_equal_outputs(tmp_path):
     model = _randomize(AlbertPretrainingModel(_config()), seed=2)
-    save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL)
+    with pytest.raises(ValueError, match="the heads of AlbertPretrainingModel would be left out: pass backbone_only=True"):
+        save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL)
+    assert not os.path.exists(tmp_path / "preset")
+    save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL, backbone_only=True)
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
     _assert_same_outputs(model.albert, backbone, "ours -> keras-hub, L=4 G=2 K=2")
 

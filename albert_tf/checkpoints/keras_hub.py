@@ -95,10 +95,11 @@ def read_keras_hub(model, directory, init_from_group0=False, longer_positions=Fa
     return stored_from_arrays(model, arrays, NAMES, weights, "keras-hub preset")
 
 
-def save_keras_hub_preset(model, directory, spm_model_file=None):
+def save_keras_hub_preset(model, directory, spm_model_file=None, backbone_only=False):
     """Writes the backbone of `model` as a preset `keras_hub.models.AlbertBackbone.from_preset` loads.
 
-    Task heads are not written (a preset is a backbone). With `spm_model_file`, an
+    A preset is a backbone: a model with task heads is refused unless `backbone_only` says to
+    leave them out (as `albert-convert --backbone_only`); weights are never dropped silently. With `spm_model_file`, an
     `AlbertTokenizer` is saved too, on the model with ALBERT's normalization folded in (keras-hub
     neither lowercases nor strips accents), so it gives our tokenizer's ids on raw text. `directory` must not exist or be empty; the preset is built
     in a sibling and appears complete.
@@ -110,6 +111,9 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
     albert = getattr(model, "albert", model)
     if not is_backbone(albert):
         raise TypeError(f"save_keras_hub_preset: expected an ALBERT model, got {type(model).__name__}.")
+    if albert is not model and not backbone_only:
+        raise ValueError(f"save_keras_hub_preset: a keras-hub preset holds the backbone only; the heads of "
+                         f"{type(model).__name__} would be left out: pass backbone_only=True (or model.albert)")
     directory = os.fspath(directory)
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_keras_hub_preset: spm_model_file {spm_model_file} does not exist.")

@@ -45,9 +45,13 @@ def folded_normalizer_spec(model_proto):
         folded = _fold(char)
         if folded != char and bare.normalize(folded) != char:
             rules[char] = bare.normalize(folded)
-    return spm.SentencePieceNormalizer(
-        norm_map=sorted(rules.items()), add_dummy_prefix=True, escape_whitespaces=True,
-        remove_extra_whitespaces=True).serialized_normalizer_spec()
+    spm.set_min_log_level(1)  # its builder's INFO lines ("Loading CharsMap of size=...") say nothing to a user
+    try:
+        return spm.SentencePieceNormalizer(
+            norm_map=sorted(rules.items()), add_dummy_prefix=True, escape_whitespaces=True,
+            remove_extra_whitespaces=True).serialized_normalizer_spec()
+    finally:
+        spm.set_min_log_level(0)  # sentencepiece's default (it has no getter)
 
 
 def _map_sources(normalizer):
