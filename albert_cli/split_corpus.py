@@ -31,5 +31,10 @@ def main(argv):
           f"{counts['heldout']} held-out sentences in {FLAGS.output_dir}")
 
 
+def console_main():
+    """The `albert-split-corpus` command (`python -m albert_cli.split_corpus`)."""
+    run_main(main, help_module=__name__)
+
+
 if __name__ == "__main__":
-    run_main(main)
+    console_main()

@@ -177,8 +177,8 @@ def load_runtime(kind, path, threads=None, spinning=None):
         from ai_edge_litert.interpreter import Interpreter
 
         return Interpreter(model_path=path, num_threads=threads or os.cpu_count()).get_signature_runner()
-    if kind == "hf_tokenizer":  # the slow (SentencePiece) tokenizer: converting to the fast one needs
-        import transformers  # a protobuf runtime newer than this environment's
+    if kind == "hf_tokenizer":  # from the export's tokenizer.json (save_huggingface_checkpoint)
+        import transformers
 
         return transformers.AlbertTokenizer.from_pretrained(path)
     raise ValueError(f"kind: unknown {kind!r}")

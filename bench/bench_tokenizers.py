@@ -1,8 +1,9 @@
-"""Tokenizer parity and speed on real text: ours (Python and in-graph) vs HF's slow AlbertTokenizer.
+"""Tokenizer parity and speed on real text: ours (Python and in-graph) vs HF's AlbertTokenizer.
 
 Parity: on every GLUE sentence field and corpus line under --data_dir, counts lines whose ids
-differ between our Python tokenizer and (a) HF's slow AlbertTokenizer (lines with LaTeX quotes
-`` or '' excluded: HF rewrites them, the original does not) and (b) our in-graph tokenizer.
+differ between our Python tokenizer and (a) HF's AlbertTokenizer (transformers 5: the tokenizers
+one, from the tokenizer.json our HF exports carry; lines with LaTeX quotes `` or '' excluded: HF
+rewrites them, the original does not; it has no digit-comma rule) and (b) our in-graph tokenizer.
 Speed: lines/s and tokens/s over the corpus lines, in interleaved rounds, with the load average.
 
     python bench/bench_tokenizers.py --data_dir=data --rounds=3       # the bundled samples
@@ -16,6 +17,7 @@ import argparse
 import glob
 import os
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,6 +25,7 @@ sys.path.insert(0, REPO)
 
 import tensorflow as tf  # noqa: E402
 
+from albert_tf.checkpoints.huggingface_tokenizer import TOKENIZER_JSON, tokenizer_json  # noqa: E402
 from albert_tf.text.preprocessing import AlbertTextTokenizer  # noqa: E402
 from albert_tf.text.tokenization import AlbertTokenizer  # noqa: E402
 from bench._common import cpu_model, interleaved_medians, load_average, median, text_lines  # noqa: E402
@@ -61,7 +64,7 @@ def speed(lines, ours, graph, hf, rounds):
     cases = {
         "raw sentencepiece EncodeAsIds": lambda: [ours.sp_model.EncodeAsIds(line) for line in lines],
         "ours, Python (AlbertTokenizer.encode)": lambda: [ours.encode(line) for line in lines],
-        "HF slow AlbertTokenizer": lambda: [hf.convert_tokens_to_ids(hf.tokenize(line)) for line in lines],
+        "HF AlbertTokenizer": lambda: [hf.convert_tokens_to_ids(hf.tokenize(line)) for line in lines],
         f"ours, in-graph (tf.data, batch {GRAPH_BATCH})": lambda: graph_encode(graph, lines),
         f"keras-hub AlbertTokenizer (tf.data, batch {GRAPH_BATCH})": lambda: [b for b in keras_hub_dataset],
     }
@@ -78,7 +81,10 @@ def main():
 
     ours = AlbertTokenizer(spm_model_file=SPM_MODEL)
     graph = AlbertTextTokenizer(SPM_MODEL)
-    hf = transformers.AlbertTokenizer(vocab_file=SPM_MODEL)
+    with tempfile.TemporaryDirectory() as directory:
+        with open(os.path.join(directory, TOKENIZER_JSON), "w", encoding="utf-8") as handle:
+            handle.write(tokenizer_json(SPM_MODEL))
+        hf = transformers.AlbertTokenizer.from_pretrained(directory)
     print(f"cpu: {cpu_model()}, load average before: {load_average()}")
     result = parity(text_lines(args.data_dir), ours, graph, hf)
     print("parity on", args.data_dir, result)

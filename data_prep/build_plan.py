@@ -19,6 +19,7 @@ from data_prep.file_access import sidecar_name
 from data_prep.own_outputs import STATS_SUFFIX
 from data_prep.pretraining_instances import InstanceOptions
 
+MIN_CHUNK_BYTES = 1024
 # Bump when a change to the algorithm or the format changes the bytes written for the same
 # settings: shards recorded with another version are rebuilt instead of skipped.
 FORMAT_VERSION = 2  # 2: records shuffled across the whole shard
@@ -126,8 +127,8 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
         raise ValueError(f"--random_seed must be >= 0, got {random_seed}")
     if num_output_shards < 0:
         raise ValueError(f"--num_output_shards must be >= 0, got {num_output_shards}")
-    if input_chunk_bytes < 1024:
-        raise ValueError(f"--input_chunk_bytes must be >= 1024, got {input_chunk_bytes}")
+    if input_chunk_bytes < MIN_CHUNK_BYTES:
+        raise ValueError(f"--input_chunk_bytes must be >= {MIN_CHUNK_BYTES}, got {input_chunk_bytes}")
     try:
         options = InstanceOptions(**instance_options)
     except ValueError as error:
@@ -161,14 +162,27 @@ def make_plan(files, input_file, output_file, spm_model_file=None, vocab_file=No
     model_file = tokenizer_spec.spm_model_file or tokenizer_spec.vocab_file
     with files.open_read(model_file) as handle:
         tokenizer_sha256 = hashlib.sha256(handle.read()).hexdigest()
-    plan = BuildPlan(options, tokenizer_spec, tokenizer_sha256, random_seed, dupe_factor,
-                     tuple(corpus.plan_chunks(paths, files, input_chunk_bytes)), tuple(outputs),
-                     stats_file)
-    if len(plan.chunks) < plan.num_shards:
-        logging.warning("only %d input chunk(s) for %d output files: %d file(s) will be empty "
-                        "(lower --input_chunk_bytes or the number of output files)", len(plan.chunks),
-                        plan.num_shards, plan.num_shards - len(plan.chunks))
+    chunks = _chunks_for_every_output(paths, files, input_chunk_bytes, len(outputs))
+    plan = BuildPlan(options, tokenizer_spec, tokenizer_sha256, random_seed, dupe_factor, tuple(chunks),
+                     tuple(outputs), stats_file)
     return plan, tokenizer
+
+
+def _chunks_for_every_output(paths, files, chunk_bytes, num_outputs):
+    """The input's chunks, at least one per output file: with fewer chunks of `chunk_bytes` than
+    outputs (a small corpus), smaller chunks (down to 1 KiB), so that no output is left empty."""
+    chunks = corpus.plan_chunks(paths, files, chunk_bytes)
+    if len(chunks) >= num_outputs:
+        return chunks
+    smaller = max(MIN_CHUNK_BYTES, sum(files.size(path) for path in paths) // num_outputs)
+    chunks = corpus.plan_chunks(paths, files, smaller)
+    if len(chunks) < num_outputs:
+        raise ValueError(f"--num_output_shards: {num_outputs} output files, but the input is only "
+                         f"{len(chunks)} chunk(s) of {MIN_CHUNK_BYTES} bytes: some files would be empty; "
+                         "write fewer output files")
+    logging.info("input chunks of %d bytes (not --input_chunk_bytes=%d), so that each of the %d output "
+                 "files gets text", smaller, chunk_bytes, num_outputs)
+    return chunks
 
 
 def _require_config_vocab_size(files, albert_config_file, vocab_size, vocab_source):

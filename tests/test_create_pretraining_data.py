@@ -98,6 +98,12 @@ def test_the_set_of_instances_does_not_depend_on_the_number_of_shards(tmp_path, 
     assert len(records[0]) > 100 and records[0] == records[1]
 
 
+def test_a_corpus_smaller_than_one_chunk_per_shard_fills_every_shard(tmp_path, small_corpus):
+    """120 KB is one default (1 MiB) chunk: the chunks are made smaller, not three shards left empty."""
+    result = build_small(small_corpus, str(tmp_path / "data"), num_output_shards=4)
+    assert all(len(data) > 1000 for data in file_bytes(result["stats"]["output_files"]))
+
+
 def test_rerun_skips_complete_shards_and_rebuilds_missing_ones(tmp_path, small_corpus):
     output = str(tmp_path / "data")
     first = build_small(small_corpus, output, num_output_shards=2, input_chunk_bytes=16384)
@@ -211,11 +217,14 @@ def bad_inputs(tmp_path):
         "bad_option": ({"max_seq_length": 3}, "--max_seq_length must be >= 5"),
         "shards_with_list": ({"output_file": f"{tmp_path}/a,{tmp_path}/b", "num_output_shards": 2},
                              "must be one prefix"),
+        "more_shards_than_text": ({"num_output_shards": 200},
+                                  r"--num_output_shards: 200 output files, but the input is only 1\d\d chunk"),
     }
 
 
 @pytest.mark.parametrize("case", ["missing_input", "blank_input", "bad_model", "missing_model",
-                                  "vocab_mismatch", "unwritable_output", "bad_option", "shards_with_list"])
+                                  "vocab_mismatch", "unwritable_output", "bad_option", "shards_with_list",
+                                  "more_shards_than_text"])
 def test_bad_input_raises_an_error_naming_the_flag(tmp_path, small_corpus, bad_inputs, case):
     changes, message = bad_inputs[case]
     settings = {"input_file": small_corpus, "output_file": str(tmp_path / "out" / "data"), **changes}

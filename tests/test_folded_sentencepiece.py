@@ -13,9 +13,10 @@ from data_prep.train_sentencepiece import CONTROL_SYMBOLS, USER_DEFINED_SYMBOLS
 from glue_test_data import GLUE_DIR, SPM_MODEL
 
 
-def dev_texts():
+def dev_texts(tasks=("*",)):
+    """Every field of the bundled GLUE dev sets of `tasks` (directory names or globs)."""
     texts = []
-    for path in sorted(glob.glob(os.path.join(GLUE_DIR, "*", "dev.tsv"))):
+    for path in sorted(path for task in tasks for path in glob.glob(os.path.join(GLUE_DIR, task, "dev.tsv"))):
         with open(path, encoding="utf-8", newline="") as handle:
             texts += [field for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) for field in row]
     return texts
@@ -54,3 +55,15 @@ def test_a_model_without_a_character_map_gets_albert_folding_alone(tmp_path):
     assert [folded.encode(text, out_type=str) for text in texts] == [tokenizer.tokenize(text) for text in texts]
     assert folded.encode("CAFÉ", out_type=str) != spm.SentencePieceProcessor(
         model_proto=model.getvalue()).encode("CAFÉ", out_type=str)  # the folding is there
+
+
+def test_folding_prints_nothing():
+    """sentencepiece's builder logs "Loading CharsMap of size=..." at INFO: an export is quiet."""
+    import subprocess
+    import sys
+
+    script = ("from albert_tf.text.folded_sentencepiece import folded_model; "
+              f"folded_model(open({SPM_MODEL!r}, 'rb').read()); print('done')")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout == "done\n", result.stderr[-2000:]
+    assert "CharsMap" not in result.stderr and "normalizer blob" not in result.stderr, result.stderr[-2000:]

@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 import test_parity_huggingface as parity
+from test_folded_sentencepiece import dev_texts
 from albert_tf import AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import CheckpointMismatchError
 from albert_tf.checkpoints.keras_hub import (
@@ -22,6 +23,7 @@ from albert_tf.checkpoints.keras_hub import (
     save_keras_hub_preset,
 )
 from albert_tf.checkpoints.loading import load_keras_hub
+from albert_tf.text.tokenization import AlbertTokenizer
 
 SPM_MODEL = os.path.join(parity.REPO, "data", "albert_spm", "30k-clean.model")
 OUTPUTS = ("sequence_output", "pooled_output")
@@ -77,11 +79,33 @@ def test_keras_hub_preset_loads_with_equal_outputs(tmp_path):
 
 def test_ours_to_keras_hub_loads_with_equal_outputs(tmp_path):
     model = _randomize(AlbertPretrainingModel(_config()), seed=2)
-    save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL)
+    with pytest.raises(ValueError, match="the heads of AlbertPretrainingModel would be left out: pass backbone_only=True"):
+        save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL)
+    assert not os.path.exists(tmp_path / "preset")
+    save_keras_hub_preset(model, tmp_path / "preset", spm_model_file=SPM_MODEL, backbone_only=True)
     backbone = keras_hub.models.AlbertBackbone.from_preset(str(tmp_path / "preset"))
     _assert_same_outputs(model.albert, backbone, "ours -> keras-hub, L=4 G=2 K=2")
-    tokenizer = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "preset"))
-    assert tokenizer.vocabulary_size() == 30000
+
+
+# Cased and accented text (no digit before a comma: our digit-comma rule is the one difference, see
+# `folded_sentencepiece`), and the texts of the bundled SST-2 and MRPC dev sets.
+CASED_AND_ACCENTED = ["The cat sat on the mat.", "How do you spell CLICHÉ? Naïveté, Maelström  Ångström",
+                      "Crème Brûlée at the Café de Flore", "ﬁne ① a\u00a0b", "e\u0301te\u0301 ÀÉÎÕÜ"]
+
+
+def test_the_preset_tokenizer_gives_our_ids_on_cased_and_accented_text(tmp_path):
+
+    save_keras_hub_preset(AlbertModel(_config()), tmp_path / "preset", spm_model_file=SPM_MODEL)
+    theirs = keras_hub.models.AlbertTokenizer.from_preset(str(tmp_path / "preset"))
+    ours = AlbertTokenizer(SPM_MODEL)
+    texts = CASED_AND_ACCENTED + [text for text in dev_texts(("SST-2", "MRPC"))
+                                  if not any(a.isdigit() and b == "," for a, b in zip(text, text[1:]))]
+    assert len(texts) > 2000 and theirs.vocabulary_size() == ours.vocab_size
+    expected = [ours.encode(text) for text in texts]
+    assert theirs(texts) == expected  # a ragged batch comes back as lists
+    assert expected[0][0] == 14 and 1 not in expected[1]  # "▁the", no <unk> for capitals or accents
+    # Our tokenizer on the preset's asset (a preset read back) still gives the training ids.
+    assert [AlbertTokenizer(keras_hub_spm_model_file(tmp_path / "preset")).encode(t) for t in texts] == expected
 
 
 def test_unshared_model_is_one_group_per_layer(tmp_path):

@@ -14,7 +14,7 @@ from venv_test_env import env_without_pythonpath, site_dirs, venv_seeing_this_in
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = ("albert-pretrain", "albert-classify", "albert-create-pretraining-data", "albert-export-encoder",
-            "albert-train-sentencepiece", "albert-convert", "albert-experiments", "albert-plot-metrics",
+            "albert-train-sentencepiece", "albert-split-corpus", "albert-convert", "albert-experiments", "albert-plot-metrics",
             "albert-squad", "albert-race")
 
 

@@ -1,13 +1,13 @@
 """Numerical parity with HuggingFace's PyTorch ALBERT, through TF1 checkpoints in both directions.
 
-(1) ours -> save_tf1_checkpoint -> HF's own `load_tf_weights_in_albert` -> same outputs.
-(2) HF -> a TF1 checkpoint written here from HF's state dict (an independent name map) ->
+(1) ours -> save_tf1_checkpoint -> read into HF's model by this file's own name map -> same outputs.
+(2) HF -> a TF1 checkpoint written here from HF's state dict (the same independent map) ->
     checkpoints.load -> same outputs.
+The map is written from HF's module tree, not from `albert_tf.checkpoints.names`. (transformers 4's
+`load_tf_weights_in_albert` read direction (1) before; transformers 5 has no TensorFlow code.)
 Run with `pytest -s` to see the measured maximum absolute differences.
 """
 
-import contextlib
-import io
 import os
 import re
 
@@ -16,7 +16,6 @@ import pytest
 import tensorflow as tf
 import torch
 import transformers
-from transformers.models.albert.modeling_albert import load_tf_weights_in_albert
 
 from albert_tf import AlbertConfig, AlbertPretrainingModel
 from albert_tf.checkpoints import load, save_tf1_checkpoint
@@ -80,6 +79,21 @@ def _write_tf1_checkpoint_from_hf(hf_model, prefix):
         tensors.append(tf.constant(np.ascontiguousarray(array)))
     tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names), tensors=tensors)
     return names
+
+
+def _read_tf1_checkpoint_into_hf(hf_model, prefix):
+    """Every parameter of `hf_model` from the TF1 checkpoint `prefix` (the inverse of
+    `_hf_to_tf1`); the checkpoint's every weight must be read."""
+    reader = tf.train.load_checkpoint(prefix)
+    read = set()
+    with torch.no_grad():
+        for name, parameter in hf_model.named_parameters():  # The tied decoder is not listed again.
+            tf1_name, _ = _hf_to_tf1(name, parameter.numpy())
+            array = reader.get_tensor(tf1_name)
+            parameter.copy_(torch.from_numpy(np.ascontiguousarray(array.T if tf1_name.endswith("/kernel") else array)))
+            read.add(tf1_name)
+    stored = {name for name in reader.get_variable_to_shape_map() if name.startswith(("bert/", "cls/"))}
+    assert read == stored, f"unread: {sorted(stored - read)}"
 
 
 def _hf_config(config):
@@ -199,8 +213,7 @@ def _check_ours_to_hf(config, tmp_path, label, hf_groups=None, kernels="referenc
     prefix = save_tf1_checkpoint(model, str(tmp_path / "model.ckpt-1"))
     hf_config = _hf_config(config.replace(num_hidden_groups=hf_groups or config.num_hidden_groups))
     hf_model = transformers.AlbertForPreTraining(hf_config).eval()
-    with contextlib.redirect_stdout(io.StringIO()):  # HF's loader prints every name.
-        load_tf_weights_in_albert(hf_model, hf_config, prefix)
+    _read_tf1_checkpoint_into_hf(hf_model, prefix)
     inputs = _inputs(config.vocab_size)
     _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
 

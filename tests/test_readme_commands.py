@@ -64,19 +64,29 @@ def test_the_glue_command_can_be_rerun_and_its_export_shown(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_data_builder_command_makes_what_the_trainer_command_reads(tmp_path):
-    (build,) = readme_commands("python -m albert_cli.create_pretraining_data")
+def test_the_data_commands_split_build_a_pair_and_train_on_one_evaluating_on_the_other(tmp_path):
+    (split,) = readme_commands("python -m albert_cli.split_corpus --input_file=corpus.txt")
+    build_train, build_heldout = readme_commands("python -m albert_cli.create_pretraining_data")
     (train,) = readme_commands("python run_pretraining.py --input_file=")
     corpus = tmp_path / "corpus.txt"
     with open(os.path.join(REPO, "data", "corpus", "sample.txt"), encoding="utf-8") as handle:
         corpus.write_text("".join(handle.readlines()[:300]), encoding="utf-8")
-    records = str(tmp_path / "train.tfrecord")
-    built = run(build, **{"--input_file=corpus.txt": f"--input_file={corpus} --dupe_factor=1",
-                          "--output_file=train.tfrecord": f"--output_file={records}"})
-    assert built.returncode == 0, built.stderr[-3000:]
+    text = tmp_path / "text"
+    split_run = run(split, **{"--input_file=corpus.txt": f"--input_file={corpus}", "--output_dir=text": f"--output_dir={text}"})
+    assert split_run.returncode == 0, split_run.stderr[-3000:]
+    records = {}
+    for build, part in ((build_train, "train"), (build_heldout, "heldout")):
+        records[part] = str(tmp_path / f"{part}.tfrecord")
+        built = run(build, **{f"--input_file=text/{part}.txt": f"--input_file={text / (part + '.txt')} --dupe_factor=1",
+                              f"--output_file={part}.tfrecord": f"--output_file={records[part]}"})
+        assert built.returncode == 0, built.stderr[-3000:]
+        assert "paragraph" not in built.stderr  # sentence-per-line text: no warning about long lines
     output_dir = tmp_path / "pretraining"
-    trained = run(train, **{"--input_file=train.tfrecord": f"--input_file={records}",
+    trained = run(train, **{"--input_file=train.tfrecord": f"--input_file={records['train']}",
+                            "--eval_input_file=heldout.tfrecord": f"--eval_input_file={records['heldout']}",
                             "--output_dir=output/my_pretraining": f"--output_dir={output_dir} --num_train_steps=2 "
-                            "--num_warmup_steps=0 --iterations_per_loop=1 --train_batch_size=4 --max_eval_steps=1"})
+                            "--num_warmup_steps=0 --iterations_per_loop=1 --train_batch_size=4 --max_eval_steps=1 "
+                            "--eval_batch_size=2"})  # 300 lines hold out a few instances
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-2")
+    assert "training files" not in trained.stderr + trained.stdout  # no "evaluating on its training files"

@@ -5,6 +5,7 @@ import os
 import pytest
 import transformers
 
+from albert_tf.checkpoints.huggingface_tokenizer import tokenizer_json
 from albert_tf.text.tokenization import AlbertTokenizer, encode_pieces, preprocess_text, truncate_seq_pair
 from bench._common import text_lines
 
@@ -101,27 +102,38 @@ def test_digit_comma_rule_drops_a_lone_underline():
     assert encode_pieces(_ToyModel(), "in 1990, the") == ["▁in", "▁1", "99", "0", ",", "▁the"]
 
 
+def huggingface_tokenizer(directory):
+    """HF's `AlbertTokenizer` on our SentencePiece model. transformers 5 builds it from the vocabulary
+    and character map of a `tokenizer.json` (its own conversion of a bare `spiece.model` needs a
+    newer protobuf runtime than TensorFlow's), with its own normalization."""
+    (directory / "tokenizer.json").write_text(tokenizer_json(SPM_MODEL), encoding="utf-8")
+    return transformers.AlbertTokenizer.from_pretrained(directory)
+
+
 @pytest.mark.slow
-def test_matches_huggingface_slow_tokenizer_on_real_text(tokenizer):
-    reference = transformers.AlbertTokenizer(vocab_file=SPM_MODEL)
+def test_matches_huggingface_tokenizer_on_real_text(tokenizer, tmp_path):
+    reference = huggingface_tokenizer(tmp_path)
     lines = [line for line in shipped_text_lines() if "``" not in line and "''" not in line]
     differing = [
         line
         for line in lines
         if tokenizer.encode(line) != reference.convert_tokens_to_ids(reference.tokenize(line))
     ]
-    for line in differing[:20]:
+    # transformers 5's tokenizer (tokenizers' Unigram) has no digit-comma rule (its slow tokenizer
+    # in 4.x had): the lines differ only where a digit meets a comma.
+    odd = [line for line in differing if not any(a.isdigit() and b == "," for a, b in zip(line, line[1:]))]
+    for line in odd[:20]:
         print("differs:", repr(line))
     assert len(lines) > 17000
-    assert not differing
+    assert differing and not odd
     # The comparison exercises the digit-comma rule on real text, not just on examples.
     fired = [line for line in lines if tokenizer.tokenize(line) != tokenizer.sp_model.EncodeAsPieces(
         preprocess_text(line))]
     assert len(fired) > 100
 
 
-def test_huggingface_differs_only_by_latex_quotes(tokenizer):
-    reference = transformers.AlbertTokenizer(vocab_file=SPM_MODEL)
+def test_huggingface_differs_only_by_latex_quotes(tokenizer, tmp_path):
+    reference = huggingface_tokenizer(tmp_path)
     text = "He said ``yes''."
     assert reference.tokenize(text) == tokenizer.tokenize('He said "yes".')
     assert tokenizer.tokenize(text) != tokenizer.tokenize('He said "yes".')

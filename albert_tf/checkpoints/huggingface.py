@@ -11,6 +11,7 @@ import shutil
 
 from albert_tf.checkpoints import architecture
 from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arrays
+from albert_tf.checkpoints.huggingface_tokenizer import TOKENIZER_JSON, tokenizer_json
 from albert_tf.checkpoints.model_classes import BACKBONE, CLASSIFIER, PRETRAINING, kind_of, model_class
 from albert_tf.checkpoints.name_table import HUGGING_FACE_COLUMN, NameTable
 from albert_tf.io_utils import atomic_open, atomic_output
@@ -224,7 +225,8 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     `AlbertModel` is written as HF's `AlbertModel`, `AlbertPretrainingModel` as
     `AlbertForPreTraining`, `AlbertClassifier` as `AlbertForSequenceClassification`. With
     `spm_model_file`, the SentencePiece model is copied as `spiece.model` with a
-    `tokenizer_config.json`, so `transformers.AlbertTokenizer.from_pretrained(directory)` works.
+    `tokenizer_config.json` and a `tokenizer.json` (`huggingface_tokenizer`), so
+    `transformers.AlbertTokenizer.from_pretrained(directory)` works in transformers 4 and 5.
     A classifier's `label_names` become `id2label` and `label2id`. Each file appears only once complete.
 
     Returns:
@@ -244,6 +246,7 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     }
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_huggingface_checkpoint: spm_model_file {spm_model_file} does not exist.")
+    tokenizer = None if spm_model_file is None else tokenizer_json(spm_model_file, do_lower_case)
     os.makedirs(directory, exist_ok=True)
     with atomic_open(os.path.join(directory, SAFETENSORS_NAME), "wb") as handle:  # the mode config.json gets
         handle.write(save(arrays, metadata={"format": "pt"}))  # transformers requires the format key.
@@ -253,6 +256,8 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
         _write_json(os.path.join(directory, "tokenizer_config.json"),
                     {"tokenizer_class": "AlbertTokenizer", "do_lower_case": do_lower_case,
                      "remove_space": True, "keep_accents": False})
+        with atomic_open(os.path.join(directory, TOKENIZER_JSON), "wb") as handle:
+            handle.write(tokenizer.encode("utf-8"))
     _write_json(os.path.join(directory, CONFIG_NAME), config)  # Last: it marks the directory complete.
     return directory
 

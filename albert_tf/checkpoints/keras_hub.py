@@ -3,6 +3,9 @@
 keras-hub itself reads and writes the preset (its `.h5` layout follows Keras' object tracking,
 not stable names), so both directions need `keras-hub` installed; weights then move by keras-hub's
 variable paths through the TF1 names. A preset holds the backbone only: no MLM, SOP or GLUE head.
+keras-hub's `AlbertTokenizer` runs SentencePiece alone on raw text (no lowercasing, no accent
+stripping), so the preset's tokenizer asset is the model with ALBERT's normalization folded into
+its own (`folded_sentencepiece`, as the MediaPipe export): its ids are the ones the model was trained on.
 """
 
 import os
@@ -14,6 +17,7 @@ from albert_tf.checkpoints.foreign_arrays import export_arrays, stored_from_arra
 from albert_tf.checkpoints.name_table import KERAS_HUB_COLUMN, NameTable
 from albert_tf.checkpoints.names import is_backbone
 from albert_tf.io_utils import atomic_directory
+from albert_tf.text.folded_sentencepiece import folded_model
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.weights.h5"
@@ -107,11 +111,13 @@ def read_keras_hub(model, directory, init_from_group0=False, longer_positions=Fa
     return stored_from_arrays(model, arrays, NAMES, weights, "keras-hub preset")
 
 
-def save_keras_hub_preset(model, directory, spm_model_file=None):
+def save_keras_hub_preset(model, directory, spm_model_file=None, backbone_only=False):
     """Writes the backbone of `model` as a preset `keras_hub.models.AlbertBackbone.from_preset` loads.
 
-    Task heads are not written (a preset is a backbone). With `spm_model_file`, an
-    `AlbertTokenizer` is saved too. `directory` must not exist or be empty; the preset is built
+    A preset is a backbone: a model with task heads is refused unless `backbone_only` says to
+    leave them out (as `albert-convert --backbone_only`); weights are never dropped silently. With `spm_model_file`, an
+    `AlbertTokenizer` is saved too, on the model with ALBERT's normalization folded in (keras-hub
+    neither lowercases nor strips accents), so it gives our tokenizer's ids on raw text. `directory` must not exist or be empty; the preset is built
     in a sibling and appears complete.
 
     Returns:
@@ -121,6 +127,9 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
     albert = getattr(model, "albert", model)
     if not is_backbone(albert):
         raise TypeError(f"save_keras_hub_preset: expected an ALBERT model, got {type(model).__name__}.")
+    if albert is not model and not backbone_only:
+        raise ValueError(f"save_keras_hub_preset: a keras-hub preset holds the backbone only; the heads of "
+                         f"{type(model).__name__} would be left out: pass backbone_only=True (or model.albert)")
     directory = os.fspath(directory)
     if spm_model_file is not None and not os.path.isfile(spm_model_file):
         raise FileNotFoundError(f"save_keras_hub_preset: spm_model_file {spm_model_file} does not exist.")
@@ -145,5 +154,7 @@ def save_keras_hub_preset(model, directory, spm_model_file=None):
     with atomic_directory(directory) as staging:
         backbone.save_to_preset(staging)
         if spm_model_file is not None:
-            keras_hub.models.AlbertTokenizer(proto=spm_model_file).save_to_preset(staging)
+            with open(spm_model_file, "rb") as handle:
+                proto = folded_model(handle.read())
+            keras_hub.models.AlbertTokenizer(proto=proto).save_to_preset(staging)
     return directory

@@ -18,6 +18,7 @@ from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
+from albert_tf.progress import Progress
 
 
 class TrainingDiverged(NamesSettings, RuntimeError):
@@ -167,14 +168,18 @@ class PretrainingTrainer:
     # --- Evaluation ---------------------------------------------------------------------------
 
     def evaluate(self, distributed_dataset, max_steps, global_batch_size):
-        """One pass over `distributed_dataset` (at most `max_steps` batches); returns the metrics."""
+        """One pass over `distributed_dataset` (at most `max_steps` batches); returns the metrics.
+        A progress line after the first batch (past the tracing) and every 30 seconds."""
         self.eval_metrics.reset()
         steps = 0
+        progress = Progress("evaluation", unit="batches", interval=30.0)
         for features in distributed_dataset:
             if steps >= max_steps:
                 break
             self._eval_step(features, tf.constant(global_batch_size, tf.float32))
             steps += 1
+            progress.update()
+        progress.close()
         if steps == 0:  # batches are full (drop_remainder): metrics of nothing would read 0.0
             raise SettingError("the evaluation data holds fewer examples than one batch of {batch}: lower "
                                "{eval_batch_size} or give more {eval_input_file} data", batch=global_batch_size)

@@ -45,9 +45,13 @@ def folded_normalizer_spec(model_proto):
         folded = _fold(char)
         if folded != char and bare.normalize(folded) != char:
             rules[char] = bare.normalize(folded)
-    return spm.SentencePieceNormalizer(
-        norm_map=sorted(rules.items()), add_dummy_prefix=True, escape_whitespaces=True,
-        remove_extra_whitespaces=True).serialized_normalizer_spec()
+    spm.set_min_log_level(1)  # its builder's INFO lines ("Loading CharsMap of size=...") say nothing to a user
+    try:
+        return spm.SentencePieceNormalizer(
+            norm_map=sorted(rules.items()), add_dummy_prefix=True, escape_whitespaces=True,
+            remove_extra_whitespaces=True).serialized_normalizer_spec()
+    finally:
+        spm.set_min_log_level(0)  # sentencepiece's default (it has no getter)
 
 
 def _map_sources(normalizer):
@@ -70,7 +74,7 @@ def _varint(value):
             return bytes(out)
 
 
-def _read_varint(data, position):
+def read_varint(data, position):
     value = shift = 0
     while True:
         byte = data[position]
@@ -89,10 +93,10 @@ def folded_model(model_proto):
     spec = folded_normalizer_spec(model_proto)
     out, position = bytearray(), 0
     while position < len(model_proto):
-        tag, start = _read_varint(model_proto, position)
+        tag, start = read_varint(model_proto, position)
         if tag & 7 != _LENGTH_DELIMITED:
             raise ValueError(f"not a SentencePiece model: field {tag >> 3} has wire type {tag & 7}")
-        length, start = _read_varint(model_proto, start)
+        length, start = read_varint(model_proto, start)
         if tag >> 3 == _NORMALIZER_SPEC_FIELD:
             out += _varint(tag) + _varint(len(spec)) + spec
         else:
