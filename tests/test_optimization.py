@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.training import optimization
+from albert_tf.training import optimization, replica_update
 
 BETA_1, BETA_2, EPSILON, DECAY = 0.9, 0.999, 1e-6, 0.01
 
@@ -35,7 +35,7 @@ def run_optimizer(optimizer, variables, gradient_steps, clip_norm=None):
     for gradients in gradient_steps:
         norms.append(
             float(
-                optimization.apply_gradients_across_replicas(
+                replica_update.apply_gradients_across_replicas(
                     optimizer, [tf.constant(g) for g in gradients], variables, clip_norm=clip_norm
                 )
             )
@@ -186,7 +186,7 @@ def test_non_finite_gradients_are_skipped_when_asked():
     weights = keras.Variable(np.ones(2, np.float32), name="kernel")
     optimizer = optimization.Lamb(learning_rate=0.1)
     optimizer.build([weights])
-    norm = optimization.apply_gradients_across_replicas(
+    norm = replica_update.apply_gradients_across_replicas(
         optimizer, [tf.constant([np.nan, 1.0])], [weights], skip_non_finite=True
     )
     assert not np.isfinite(float(norm))
