@@ -4,8 +4,7 @@ import copy
 import dataclasses
 import json
 
-import tensorflow as tf
-
+from albert_tf import io_utils
 from albert_tf.io_utils import atomic_open
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
@@ -168,15 +167,14 @@ class AlbertConfig:
 
     @classmethod
     def from_json_file(cls, path):
-        if not tf.io.gfile.exists(path):
+        if not io_utils.exists(path):
             raise FileNotFoundError(f"AlbertConfig: config file {path} does not exist.")
-        if tf.io.gfile.isdir(path):
+        if io_utils.isdir(path):
             raise ValueError(f"AlbertConfig: {path} is a directory; expected an albert_config.json file.")
-        with tf.io.gfile.GFile(path, "r") as handle:
-            try:
-                values = json.load(handle)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"AlbertConfig: {path} is not valid JSON ({error}).") from None
+        try:
+            values = json.loads(io_utils.read_text(path))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"AlbertConfig: {path} is not valid JSON ({error}).") from None
         if not isinstance(values, dict) or "vocab_size" not in values:
             raise ValueError(f"AlbertConfig: {path} must be a JSON object with at least `vocab_size`.")
         try:

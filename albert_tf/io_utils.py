@@ -53,6 +53,23 @@ def _is_remote(path):
     return "://" in path
 
 
+def exists(path):
+    return _gfile().exists(path) if _is_remote(path) else os.path.exists(path)
+
+
+def isdir(path):
+    return _gfile().isdir(path) if _is_remote(path) else os.path.isdir(path)
+
+
+def read_text(path):
+    """The text of the file at `path`, local or remote."""
+    if _is_remote(path):
+        with _gfile().GFile(path, "r") as handle:
+            return handle.read()
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
 @contextlib.contextmanager
 def atomic_output(path):
     """Yields a temporary path to write to (a file or a directory); renames it to `path` only if

@@ -2,14 +2,14 @@
 
 The layers compute through a small set of operations (`dense`, `project_heads`,
 `attention_probabilities`, `add_and_norm`, within a `forward_pass`). This class is their
-definition, in plain TensorFlow and Keras, and what a reader checks against the paper. Another
+definition, in `keras.ops` (every Keras backend), and what a reader checks against the paper. Another
 kernel set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
 hardware; the model picks one by its `kernels` argument and hands it to its layers.
 """
 
 import contextlib
 
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.attention_heads import split_heads
@@ -43,11 +43,11 @@ class ReferenceKernels:
     def attention_probabilities(query, key, bias, scale):
         """softmax(query @ key^T * scale + bias) over the keys, in float32, returned in the
         query's dtype: [B, N, Q, d], [B, N, T, d], bias [B, 1, 1, T] -> [B, N, Q, T]."""
-        scores = tf.matmul(query, key, transpose_b=True)
-        probabilities = tf.nn.softmax(tf.cast(scores, tf.float32) * scale + bias, axis=-1)
-        return tf.cast(probabilities, query.dtype)
+        scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
+        probabilities = ops.softmax(ops.cast(scores, "float32") * scale + bias, axis=-1)
+        return ops.cast(probabilities, query.dtype)
 
     def add_and_norm(self, norm, residual, output):
         """`norm(residual + output)`, the post-LN residual connection, in float32 (the residual
         stream between sub-layers stays float32 under mixed precision)."""
-        return norm(tf.cast(residual, tf.float32) + tf.cast(output, tf.float32))
+        return norm(ops.cast(residual, "float32") + ops.cast(output, "float32"))

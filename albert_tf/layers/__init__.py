@@ -1,4 +1,4 @@
-"""ALBERT's Keras layers, one role per module: the model's math, in plain TensorFlow."""
+"""ALBERT's Keras layers, one role per module: the model's math, in `keras.ops` (any Keras backend)."""
 
 from albert_tf.layers.attention import AttentionSubLayer
 from albert_tf.layers.attention_mask import attention_bias

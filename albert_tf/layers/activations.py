@@ -3,7 +3,7 @@
 import math
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.config import ACTIVATIONS
 
@@ -13,7 +13,7 @@ def gelu(x):
 
     0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), in the input's dtype.
     """
-    return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * ops.power(x, 3))))
 
 
 def get_activation(name):

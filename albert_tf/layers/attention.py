@@ -3,10 +3,9 @@
 import math
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.layers.attention_heads import merge_heads
-from albert_tf.layers.block_sparse_attention import BlockSparseAttention
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
 
@@ -80,6 +79,9 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         self.num_random_blocks = num_random_blocks
         self.block_sparse = None
         if attention_type == "block_sparse":
+            # Imported only for it: dense attention needs none of its machinery.
+            from albert_tf.layers.block_sparse_attention import BlockSparseAttention
+
             self.block_sparse = BlockSparseAttention(
                 block_size, num_random_blocks, attention_probs_dropout_prob,
                 dtype=self.dtype_policy, name=f"{self.name}_block_sparse",
@@ -105,7 +107,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         def dense_attention():
             probabilities = self.kernels.attention_probabilities(query, key, bias, scale)
             probabilities = self.attention_dropout(probabilities, training=training)
-            return tf.matmul(probabilities, value)
+            return ops.matmul(probabilities, value)
 
         if self.block_sparse is None:
             context = merge_heads(dense_attention())

@@ -1,8 +1,9 @@
 """ALBERT's factorized embedding: a [V, E] lookup, then a projection E -> H."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
+from albert_tf import dynamic_sizes
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import layer_norm
 
@@ -81,9 +82,9 @@ class FactorizedEmbedding(keras.layers.Layer):
 
     def call(self, input_word_ids, input_type_ids, training=None):
         seq_length = self._checked_seq_length(input_word_ids)
-        embeddings = tf.gather(self.word_embeddings, input_word_ids)
-        embeddings += tf.gather(self.token_type_embeddings, input_type_ids)
-        embeddings += self.position_embeddings[:seq_length][tf.newaxis]
+        embeddings = ops.take(self.word_embeddings, input_word_ids, axis=0)
+        embeddings += ops.take(self.token_type_embeddings, input_type_ids, axis=0)
+        embeddings += ops.expand_dims(self.position_embeddings[:seq_length], 0)
         embeddings = self.layer_norm(embeddings)
         embeddings = self.dropout(embeddings, training=training)
         if self.projection is not None:
@@ -93,23 +94,11 @@ class FactorizedEmbedding(keras.layers.Layer):
     def _checked_seq_length(self, input_word_ids):
         """The sequence length, refusing one longer than the position table (no silent wrap)."""
         limit = self.max_position_embeddings
-        static_length = input_word_ids.shape[1]
-        if static_length is not None:
-            if static_length > limit:
-                raise ValueError(
-                    f"input sequence length {static_length} exceeds max_position_embeddings ({limit})"
-                    "; truncate the inputs or use a config with more positions."
-                )
-            return static_length
-        seq_length = tf.shape(input_word_ids)[1]
-        check = tf.debugging.assert_less_equal(
-            seq_length,
-            limit,
-            message=f"input sequence length exceeds max_position_embeddings ({limit}); "
-            "truncate the inputs or use a config with more positions.",
-        )
-        with tf.control_dependencies([check]):
-            return tf.identity(seq_length)
+        length = ops.shape(input_word_ids)[1]  # an int, or a tensor in a TensorFlow graph of any length
+        shown = f" {length}" if isinstance(length, int) else ""
+        return dynamic_sizes.at_most(
+            length, limit, f"input sequence length{shown} exceeds max_position_embeddings ({limit}); "
+            "truncate the inputs or use a config with more positions.")
 
     def compute_output_shape(self, input_word_ids_shape, input_type_ids_shape=None):
         width = self.hidden_size if self.projection is not None else self.embedding_size

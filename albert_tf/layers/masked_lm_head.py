@@ -1,11 +1,12 @@
 """The masked-LM head, its decoder tied to the [V, E] word embeddings."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
+from albert_tf.layers.rows import gather_rows
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -51,18 +52,17 @@ class MaskedLMHead(Float32Outputs, keras.layers.Layer):
     def call(self, sequence_output, masked_positions=None):
         gathered = sequence_output
         if masked_positions is not None:
-            gathered = tf.gather(sequence_output, tf.cast(masked_positions, tf.int32), batch_dims=1)
+            gathered = gather_rows(sequence_output, masked_positions)
         # Float32 into the float32 LayerNorm (see `layer_norm`).
-        hidden = self.transform_layer_norm(tf.cast(self.transform(gathered), tf.float32))
+        hidden = self.transform_layer_norm(ops.cast(self.transform(gathered), "float32"))
         # The tied table and the bias are never autocast: the decoder runs in float32.
-        # One 2-D MatMul on [B*P, E]: a 3-D x 2-D tf.matmul would broadcast the [V, E] table
-        # into a batched matmul whose gradient sums B copies of a [V, E] product (measured: the
-        # costliest op of the head, ~0.8 s of a base training step on 2 cores).
-        flat = tf.reshape(hidden, [-1, self.embedding.embedding_size])
-        logits = tf.nn.bias_add(
-            tf.matmul(flat, self.embedding.word_embeddings, transpose_b=True), self.output_bias
-        )
-        return tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [self.embedding.vocab_size]], 0))
+        # One 2-D matmul on the [B*P, E] rows, the plain form on every backend: TensorFlow's
+        # 3-D x 2-D matmul would broadcast the [V, E] table into a batched matmul whose gradient
+        # sums B copies of a [V, E] product (measured: the costliest op of the head, ~0.8 s of a
+        # base training step on 2 cores).
+        flat = ops.reshape(hidden, (-1, self.embedding.embedding_size))
+        logits = ops.matmul(flat, ops.transpose(self.embedding.word_embeddings)) + self.output_bias
+        return ops.reshape(logits, tuple(ops.shape(hidden)[:-1]) + (self.embedding.vocab_size,))
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape=None):
         rows = sequence_output_shape[:-1] if masked_positions_shape is None else masked_positions_shape

@@ -1,7 +1,7 @@
 """Logits from the pooled [CLS] output: the shape shared by the SOP and the GLUE heads."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.layers.initializers import truncated_normal
 
@@ -38,7 +38,7 @@ class PooledLogitsHead(keras.layers.Layer):
 
     def call(self, pooled_output, training=None):
         pooled_output = self.dropout(pooled_output, training=training)
-        return tf.matmul(pooled_output, self.output_weights, transpose_b=True) + self.output_bias
+        return ops.matmul(pooled_output, ops.transpose(self.output_weights)) + self.output_bias
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], self.num_outputs)

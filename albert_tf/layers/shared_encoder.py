@@ -1,13 +1,14 @@
 """The Transformer stack with ALBERT's cross-layer parameter sharing."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.config import SHARING_MODES
 from albert_tf.layers.attention import AttentionSubLayer
 from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
 from albert_tf.layers.layer_norm import Float32Outputs
+from albert_tf.layers.rows import gather_rows
 
 
 def _key(owner, inner):
@@ -37,7 +38,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
 
     `attention_type`, `block_size`, `num_random_blocks`: as in `AlbertConfig`, passed to every
     attention sub-layer. `recompute=True` keeps only each block's input for the backward pass
-    and runs the block again there (`tf.recompute_grad`): less memory, same gradients, about one
+    and runs the block again there (`keras.remat`, each backend's own): less memory, same gradients, about one
     more forward pass of time. It draws dropout masks again, so it needs dropout 0 to train.
 
     `kernels`: the kernel set every sub-layer computes through (`albert_tf.kernels`), given by
@@ -172,7 +173,6 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
 
     def call(self, hidden_states, input_mask, output_positions, training=None):
         bias = attention_bias(input_mask)
-        output_positions = tf.cast(output_positions, tf.int32)
         outputs = []
         with self.kernels.forward_pass():
             for attention, ffn in self.blocks():
@@ -180,9 +180,9 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 hidden_states = self._run_block(attention, ffn, hidden_states, bias, training)
                 outputs.append(hidden_states)
             if self.attention_type == "block_sparse":
-                attended = tf.gather(attention(block_input, bias, training=training), output_positions, batch_dims=1)
+                attended = gather_rows(attention(block_input, bias, training=training), output_positions)
             else:
-                rows = tf.gather(block_input, output_positions, batch_dims=1)
+                rows = gather_rows(block_input, output_positions)
                 attended = attention(block_input, bias, training=training, query_states=rows)
             return outputs, ffn(attended, training=training)
 
@@ -196,7 +196,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 f"train with it at hidden_dropout_prob and attention_probs_dropout_prob 0, got "
                 f"{self.hidden_dropout_prob} and {self.attention_probs_dropout_prob}."
             )
-        return tf.recompute_grad(block)(hidden_states) if self.recompute else block(hidden_states)
+        return keras.remat(block)(hidden_states) if self.recompute else block(hidden_states)
 
     def compute_output_shape(self, hidden_states_shape, input_mask_shape, output_positions_shape):
         outputs = [tuple(hidden_states_shape)] * (self.num_hidden_layers * self.inner_group_num)

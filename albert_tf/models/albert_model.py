@@ -46,7 +46,7 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
             plain math), "cpu", "cpu_inference" or "cpu_serving". Same values, different speed;
             built once here and handed to the layers; not saved with the model (`load_model`).
         recompute: keep only each block's input for the backward pass and recompute the rest
-            there (`tf.recompute_grad`): same gradients, less memory, more time. Not in the
+            there (`keras.remat`): same gradients, less memory, more time. Not in the
             `AlbertConfig` (it changes no value, and a checkpoint or config file written with it
             serves without it); kept in the Keras config.
     """

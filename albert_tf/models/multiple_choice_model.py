@@ -1,7 +1,7 @@
 """`AlbertMultipleChoice`: one score per option from the pooled output, a softmax over the options (RACE)."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.layers.classification_head import CLASSIFIER_DROPOUT, ClassificationHead
 from albert_tf.models.albert_model import INPUT_NAMES
@@ -13,7 +13,7 @@ class OptionRows(keras.layers.Layer):
     """[B, num_choices, L] -> [B * num_choices, L]: each option a row of its own for the backbone."""
 
     def call(self, inputs):
-        return tf.reshape(inputs, [-1, tf.shape(inputs)[-1]])
+        return ops.reshape(inputs, (-1, ops.shape(inputs)[-1]))
 
     def compute_output_shape(self, input_shape):
         return (None, input_shape[-1])
@@ -52,7 +52,7 @@ class AlbertMultipleChoice(RebuiltFromAlbertConfig, keras.Model):
 
     def example_inputs(self, batch_size=1, length=8):
         """Zero inputs of the model's shape, e.g. to trace it."""
-        return {name: tf.zeros([batch_size, self.num_choices, length], tf.int32) for name in INPUT_NAMES}
+        return {name: ops.zeros((batch_size, self.num_choices, length), "int32") for name in INPUT_NAMES}
 
     def extra_config(self):
         return {"num_choices": self.num_choices, "dropout_rate": self.dropout_rate}

@@ -10,10 +10,11 @@ from [CLS] and the start-probability-weighted sequence. Positions where `p_mask`
 """
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.choices import END_N_TOP, START_N_TOP  # noqa: F401 (re-exported)
 from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.rows import gather_rows
 
 MASKED_LOGIT = 1e30
 ANSWER_DROPOUT = 0.1
@@ -39,8 +40,8 @@ class SpanLogitsHead(keras.layers.Layer):
         self.output_bias = self.add_weight(name="output_bias", shape=(2,), initializer="zeros")
 
     def call(self, sequence_output):
-        logits = tf.einsum("blh,nh->nbl", tf.cast(sequence_output, tf.float32), self.output_weights)
-        logits += self.output_bias[:, tf.newaxis, tf.newaxis]
+        logits = ops.einsum("blh,nh->nbl", ops.cast(sequence_output, "float32"), self.output_weights)
+        logits += self.output_bias[:, None, None]
         return {"start_logits": logits[0], "end_logits": logits[1]}
 
     def get_config(self):
@@ -95,39 +96,39 @@ class AnswerabilitySpanHead(keras.layers.Layer):
 
     def _end_logits(self, sequence, start_features):
         """End logits [..., L] of `sequence` [B, L, H] paired with `start_features` broadcast to it."""
-        start_features = tf.broadcast_to(start_features, tf.shape(sequence))
-        hidden = self.end_logits_dense_0(tf.concat([sequence, start_features], axis=-1))
-        return tf.squeeze(self.end_logits_dense_1(self.end_logits_norm(hidden)), -1)
+        start_features = ops.broadcast_to(start_features, ops.shape(sequence))
+        hidden = self.end_logits_dense_0(ops.concatenate([sequence, start_features], axis=-1))
+        return ops.squeeze(self.end_logits_dense_1(self.end_logits_norm(hidden)), -1)
 
     def call(self, sequence_output, p_mask, start_positions=None, training=False):
-        sequence = tf.cast(sequence_output, tf.float32)
-        p_mask = tf.cast(p_mask, tf.float32)
-        start_logits = _masked(tf.squeeze(self.start_logits_dense(sequence), -1), p_mask)
-        start_log_probs = tf.nn.log_softmax(start_logits, -1)
+        sequence = ops.cast(sequence_output, "float32")
+        p_mask = ops.cast(p_mask, "float32")
+        start_logits = _masked(ops.squeeze(self.start_logits_dense(sequence), -1), p_mask)
+        start_log_probs = ops.log_softmax(start_logits, -1)
         outputs = {}
         if training:
-            start_features = tf.gather(sequence, start_positions, batch_dims=1)[:, tf.newaxis, :]
+            start_features = gather_rows(sequence, ops.expand_dims(start_positions, 1))  # [B, 1, H]
             end_logits = _masked(self._end_logits(sequence, start_features), p_mask)
             outputs["start_log_probs"] = start_log_probs
-            outputs["end_log_probs"] = tf.nn.log_softmax(end_logits, -1)
+            outputs["end_log_probs"] = ops.log_softmax(end_logits, -1)
         else:
-            start_top_log_probs, start_top_index = tf.math.top_k(start_log_probs, k=self.start_n_top)
-            start_features = tf.gather(sequence, start_top_index, batch_dims=1)  # [B, K, H]
-            tiled = tf.tile(sequence[:, tf.newaxis], [1, self.start_n_top, 1, 1])  # [B, K, L, H]
-            end_logits = _masked(self._end_logits(tiled, start_features[:, :, tf.newaxis, :]),
-                                 p_mask[:, tf.newaxis, :])
-            end_top_log_probs, end_top_index = tf.math.top_k(tf.nn.log_softmax(end_logits, -1), k=self.end_n_top)
-            batch = tf.shape(sequence)[0]
+            start_top_log_probs, start_top_index = ops.top_k(start_log_probs, k=self.start_n_top)
+            start_features = gather_rows(sequence, start_top_index)  # [B, K, H]
+            tiled = ops.tile(ops.expand_dims(sequence, 1), (1, self.start_n_top, 1, 1))  # [B, K, L, H]
+            end_logits = _masked(self._end_logits(tiled, ops.expand_dims(start_features, 2)),
+                                 ops.expand_dims(p_mask, 1))
+            end_top_log_probs, end_top_index = ops.top_k(ops.log_softmax(end_logits, -1), k=self.end_n_top)
+            beam = (-1, self.start_n_top * self.end_n_top)
             outputs.update({
                 "start_top_log_probs": start_top_log_probs,
                 "start_top_index": start_top_index,
-                "end_top_log_probs": tf.reshape(end_top_log_probs, [batch, self.start_n_top * self.end_n_top]),
-                "end_top_index": tf.reshape(end_top_index, [batch, self.start_n_top * self.end_n_top]),
+                "end_top_log_probs": ops.reshape(end_top_log_probs, beam),
+                "end_top_index": ops.reshape(end_top_index, beam),
             })
-        start_feature = tf.einsum("blh,bl->bh", sequence, tf.nn.softmax(start_logits, -1))
-        answer = self.answer_class_dense_0(tf.concat([start_feature, sequence[:, 0]], axis=-1))
+        start_feature = ops.einsum("blh,bl->bh", sequence, ops.softmax(start_logits, -1))
+        answer = self.answer_class_dense_0(ops.concatenate([start_feature, sequence[:, 0]], axis=-1))
         answer = self.answer_class_dropout(answer, training=training)
-        outputs["cls_logits"] = tf.squeeze(self.answer_class_dense_1(answer), -1)
+        outputs["cls_logits"] = ops.squeeze(self.answer_class_dense_1(answer), -1)
         return outputs
 
     def get_config(self):

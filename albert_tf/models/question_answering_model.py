@@ -1,7 +1,7 @@
 """`AlbertQuestionAnswering`: the backbone with the original's SQuAD v1.1 or v2.0 head, and its loss."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.models.albert_model import INPUT_NAMES, text_inputs
 from albert_tf.models.question_answering_heads import (
@@ -18,7 +18,7 @@ START_POSITIONS = "start_positions"
 
 
 def _cross_entropy(logits, positions):
-    return tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(positions, logits, from_logits=True))
+    return ops.mean(keras.losses.sparse_categorical_crossentropy(positions, logits, from_logits=True))
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -89,17 +89,17 @@ class AlbertQuestionAnswering(RebuiltFromAlbertConfig, keras.Model):
     def example_inputs(self, batch_size=1):
         """Zero inputs of every name the model reads, long enough for the v2.0 beam."""
         length = max(8, self.start_n_top, self.end_n_top)
-        inputs = {name: tf.zeros([batch_size, length], tf.int32) for name in INPUT_NAMES + ("p_mask",)}
-        inputs[START_POSITIONS] = tf.zeros([batch_size], tf.int32)
+        inputs = {name: ops.zeros((batch_size, length), "int32") for name in INPUT_NAMES + ("p_mask",)}
+        inputs[START_POSITIONS] = ops.zeros((batch_size,), "int32")
         return inputs
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         if self.version_2_with_negative:
             span_loss = (_cross_entropy(y_pred["start_log_probs"], y["start_positions"])
                          + _cross_entropy(y_pred["end_log_probs"], y["end_positions"])) / 2
-            answerability = tf.nn.sigmoid_cross_entropy_with_logits(
-                labels=tf.cast(y["is_impossible"], tf.float32), logits=y_pred["cls_logits"])
-            return span_loss + 0.5 * tf.reduce_mean(answerability)
+            answerability = ops.binary_crossentropy(ops.cast(y["is_impossible"], "float32"), y_pred["cls_logits"],
+                                                    from_logits=True)
+            return span_loss + 0.5 * ops.mean(answerability)
         return (_cross_entropy(y_pred["start_logits"], y["start_positions"])
                 + _cross_entropy(y_pred["end_logits"], y["end_positions"])) / 2
 
