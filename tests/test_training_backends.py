@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from backend_process import run_without_tensorflow
+from backend_process import run_on_backend
 from optimizer_reference import reference_steps
 
 LEARNING_RATE, TRAIN_STEPS, WARMUP_STEPS = 0.1, 10, 2
@@ -98,7 +98,7 @@ def inputs(tmp_path_factory):
 def backend_result(request, inputs):
     settings = {"learning_rate": LEARNING_RATE, "train_steps": TRAIN_STEPS, "warmup_steps": WARMUP_STEPS,
                 "scales": SCALES, "schedule": SCHEDULE, "schedule_steps": SCHEDULE_STEPS}
-    output = run_without_tensorflow(request.param, CHILD, str(inputs[0]), json.dumps(settings))
+    output = run_on_backend(request.param, CHILD, str(inputs[0]), json.dumps(settings))
     result = json.loads(output.strip().splitlines()[-1])
     assert result["backend"] == request.param and result["tensorflow_stayed_out"]
     return result
