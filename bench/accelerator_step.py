@@ -27,22 +27,33 @@ KINDS = ("train", "infer")
 BACKBONE_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_workload_flags(parser):
+    """The model and shapes flags (also bench_backends.py's, which passes them on)."""
     parser.add_argument("--config", default=BASE_CONFIG, help="an albert_config.json (default: albert-base)")
     parser.add_argument("--train_batch", type=int, default=8)
     parser.add_argument("--infer_batch", type=int, default=32)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--masked", type=int, default=20, help="masked positions per sequence")
     parser.add_argument("--steps", type=int, default=5, help="timed rounds (each runs every case once)")
+    parser.add_argument("--kernels", default="reference", help="our model's kernel set")
+
+
+def comma_list(parser, flag, value, allowed):
+    """`value` split at commas; a parser error (exit 2) unless it names some of `allowed` only."""
+    names = [name for name in value.split(",") if name]
+    if not names or not set(names) <= set(allowed):
+        parser.error(f"--{flag}: pick from {','.join(allowed)}, got {','.join(names) or 'nothing'}")
+    return names
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_workload_flags(parser)
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help="comma-separated, from ours,keras_hub (keras_hub is left out when not importable)")
-    parser.add_argument("--kernels", default="reference", help="our model's kernel set")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
-    args.systems = [name for name in args.systems.split(",") if name]
-    if not args.systems or not set(args.systems) <= set(SYSTEMS):
-        parser.error(f"--systems: pick from {','.join(SYSTEMS)}, got {','.join(args.systems) or 'nothing'}")
+    args.systems = comma_list(parser, "systems", args.systems, SYSTEMS)
     for flag in ("train_batch", "infer_batch", "seq", "steps"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag}: expected a positive number, got {getattr(args, flag)}")

@@ -21,7 +21,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from bench._common import cpu_model, load_average  # noqa: E402
-from bench.albert_workload import BASE_CONFIG  # noqa: E402
+from bench.accelerator_step import add_workload_flags, comma_list  # noqa: E402
 
 BACKENDS = ("tensorflow", "jax", "torch")
 STEP_SCRIPT = os.path.join(REPO, "bench", "accelerator_step.py")
@@ -30,18 +30,10 @@ STEP_SCRIPT = os.path.join(REPO, "bench", "accelerator_step.py")
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from tensorflow,jax,torch")
-    parser.add_argument("--config", default=BASE_CONFIG)
-    parser.add_argument("--train_batch", type=int, default=8)
-    parser.add_argument("--infer_batch", type=int, default=32)
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--masked", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--kernels", default="reference", help="our model's kernel set")
+    add_workload_flags(parser)
     parser.add_argument("--json", help="also write every backend's results here")
     args = parser.parse_args(argv)
-    args.backends = [name for name in args.backends.split(",") if name]
-    if not args.backends or not set(args.backends) <= set(BACKENDS):
-        parser.error(f"--backends: pick from {','.join(BACKENDS)}, got {','.join(args.backends) or 'nothing'}")
+    args.backends = comma_list(parser, "backends", args.backends, BACKENDS)
     return args
 
 
