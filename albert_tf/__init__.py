@@ -12,6 +12,8 @@ _EXPORTS = {
     "AlbertModel": "albert_tf.models",
     "AlbertPretrainingModel": "albert_tf.models",
     "AlbertClassifier": "albert_tf.models",
+    "AlbertMultipleChoice": "albert_tf.models",
+    "AlbertQuestionAnswering": "albert_tf.models",
 }
 
 __all__ = sorted(_EXPORTS)

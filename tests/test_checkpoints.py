@@ -11,8 +11,7 @@ import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import HEAD_NAMES, CheckpointMismatchError, load, save_tf1_checkpoint, tf1_variables
-from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
-from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.models import AlbertMultipleChoice, AlbertQuestionAnswering
 from albert_tf.training.resume_check import mismatches
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -11,8 +11,7 @@ import tensorflow as tf
 from albert_cli.cli import load_init_checkpoint
 from albert_tf import AlbertClassifier, AlbertConfig, AlbertPretrainingModel
 from albert_tf.checkpoints import backbone_variables, tf1_variables
-from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
-from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.models import AlbertMultipleChoice, AlbertQuestionAnswering
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -39,8 +39,7 @@ def test_formats_are_recognised_and_tf1_is_left_to_the_caller(tmp_path):
 
     # One call reads config and weights from each directory, for every model class.
     CONFIG.to_json_file(str(tmp_path / "tf1" / "albert_config.json"))  # as in a released tarball
-    from albert_tf.models.multiple_choice_model import AlbertMultipleChoice  # pylint: disable=g-import-not-at-top
-    from albert_tf.models.question_answering_model import AlbertQuestionAnswering  # pylint: disable=g-import-not-at-top
+    from albert_tf.models import AlbertMultipleChoice, AlbertQuestionAnswering  # pylint: disable=g-import-not-at-top
 
     for make, directory, loaded in ((AlbertPretrainingModel.from_pretrained, "hf", 32),
                                     (AlbertModel.from_pretrained, "preset", 25),

@@ -2,10 +2,12 @@
 
 import types
 
+import keras
 import numpy as np
 import pytest
 
-from albert_tf import AlbertClassifier, kernels
+from albert_tf import AlbertClassifier, AlbertModel, kernels
+from albert_tf.layers import AttentionSubLayer, FeedForwardSubLayer, SharedTransformerEncoder, attention_bias
 from albert_tf.models import copied, rebuilt
 from model_test_data import backbone_inputs, batch_for, tiny
 
@@ -69,3 +71,36 @@ def test_copied_is_always_a_new_model():
     assert copy is not model and copy.kernels == model.kernels
     for ours, theirs in zip(model.weights, copy.weights):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["cpu", "cpu_inference", "cpu_serving"])
+def test_tensorflow_kernel_sets_are_refused_on_other_backends(monkeypatch, name):
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
+    message = rf"kernels '{name}' are TensorFlow's and need the tensorflow backend \(KERAS_BACKEND=tensorflow\); Keras runs on 'jax'"
+    for choice in (lambda: kernels.get(name), lambda: kernels.choose(name), lambda: AlbertModel(tiny(), kernels=name)):
+        with pytest.raises(ValueError, match=message):
+            choice()
+
+
+def test_auto_is_reference_off_tensorflow_whatever_the_devices(monkeypatch):
+    monkeypatch.setattr(keras.backend, "backend", lambda: "torch")
+    assert kernels.choose("auto") == "reference"
+    assert kernels.choose("auto", devices("CPU")) == "reference"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: AttentionSubLayer(16, 2),
+    lambda: FeedForwardSubLayer(16, 32),
+    lambda: SharedTransformerEncoder(2, 16, 2, 32),
+], ids=["attention", "ffn", "encoder"])
+def test_sub_layers_build_and_deserialize_alone_with_the_reference_set(make):
+    layer = make()
+    again = type(layer).from_config(layer.get_config())
+    assert layer.kernels.name == again.kernels.name == "reference"
+    states, mask = np.ones((1, 3, 16), "float32"), np.ones((1, 3), "int32")
+    if isinstance(layer, SharedTransformerEncoder):
+        outputs, rows = again(states, mask, np.zeros((1, 1), "int32"))
+        assert len(outputs) == 2 and rows.shape == (1, 1, 16)
+    else:
+        args = (states, attention_bias(mask)) if isinstance(layer, AttentionSubLayer) else (states,)
+        assert again(*args).shape == (1, 3, 16)

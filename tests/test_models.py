@@ -214,8 +214,7 @@ def test_tf_train_checkpoint_holds_every_weight(tmp_path):
 
 
 def test_task_models_call_their_backbone_as_one_layer_with_its_named_inputs():
-    from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
-    from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+    from albert_tf.models import AlbertMultipleChoice, AlbertQuestionAnswering
 
     config = tiny()
     backbone = AlbertModel(config, name="albert")
@@ -286,3 +285,16 @@ def test_task_models_take_a_backbone_and_call_it():
         AlbertPretrainingModel(tiny(num_hidden_layers=2), backbone=backbone)
     with pytest.raises(ValueError, match="unknown kernels 'gpu'"):
         AlbertModel(config, kernels="gpu")
+
+
+def test_every_model_kind_is_exported_and_every_head_is_a_layer():
+    import albert_tf
+    from albert_tf import layers, models
+    from albert_tf.layers.layer_norm import LAYER_NORM_EPSILON
+
+    for name in ("AlbertModel", "AlbertPretrainingModel", "AlbertClassifier", "AlbertMultipleChoice",
+                 "AlbertQuestionAnswering"):
+        assert getattr(albert_tf, name) is getattr(models, name) and name in albert_tf.__all__
+    head = layers.AnswerabilitySpanHead(8)
+    assert head.end_logits_norm.epsilon == LAYER_NORM_EPSILON and head.end_logits_norm.dtype_policy.name == "float32"
+    assert layers.SpanLogitsHead.from_config(layers.SpanLogitsHead(8).get_config()).hidden_size == 8

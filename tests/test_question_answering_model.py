@@ -10,7 +10,7 @@ from albert_tf import AlbertConfig, AlbertPretrainingModel
 from albert_tf.checkpoints import backbone_variables
 from albert_tf.checkpoints import save_tf1_checkpoint
 from albert_cli.cli import UsageError, load_init_checkpoint
-from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.models import AlbertQuestionAnswering
 from squad_test_data import TINY_CONFIG
 
 B, L = 3, 12

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
-from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+from albert_tf.models import AlbertMultipleChoice
 from albert_tf.race import features
 from albert_tf.race.examples import question_with_option, read_race_examples
 from albert_tf.text.tokenization import AlbertTokenizer

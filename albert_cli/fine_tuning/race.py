@@ -12,7 +12,7 @@ from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
 from albert_tf.io_utils import write_json
-from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
+from albert_tf.models import AlbertMultipleChoice
 from albert_tf.race import features as race_features
 from albert_tf.race.examples import LEVELS, read_race_examples
 from albert_tf.serving.race_export import export_race

@@ -12,7 +12,7 @@ from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.request_bounds import request_bounds
 from albert_cli.tflite_output import check_tflite_output, export_all
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
-from albert_tf.models.question_answering_model import AlbertQuestionAnswering
+from albert_tf.models import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
 from albert_tf.serving.task_library_export import check_question_answerer, check_task_library_windows
 from albert_tf.serving.tflite_export import QUESTION_ANSWERER_STEM, export_tflite_question_answerer

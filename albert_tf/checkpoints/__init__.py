@@ -14,9 +14,12 @@ Where things are:
 - writers: `tf1.save_tf1_checkpoint`, `huggingface.save_huggingface_checkpoint`,
   `keras_hub.save_keras_hub_preset`.
 - `formats`: which format a path holds and the config that comes with it.
+- TF1 checkpoints and ours are TensorFlow's formats and need TensorFlow; the others need none.
 - `model_classes`: the model classes it builds or names, handed over by `albert_tf.models`, which
   imports this package; this package imports no model.
 """
+
+import importlib
 
 from albert_tf.checkpoints.formats import (HUGGING_FACE, KERAS_HUB, InspectedPath, albert_config_file,
                                            foreign_config, foreign_format, inspect, read_config)
@@ -29,8 +32,6 @@ from albert_tf.checkpoints.loading import (CheckpointLoadReport, CheckpointMisma
 from albert_tf.checkpoints.names import (ALBERT_CONFIG_NAME, BEST_CHECKPOINT_PREFIX, HEAD_NAMES,
                                          RELEASED_CHECKPOINT_NAME, TRAINING_CHECKPOINT_DIR, backbone_variables,
                                          tf1_variables)
-from albert_tf.checkpoints.ours import model_weight_keys
-from albert_tf.checkpoints.tf1 import resolve_checkpoint_prefix, save_tf1_checkpoint
 
 __all__ = [
     "ALBERT_CONFIG_NAME", "BEST_CHECKPOINT_PREFIX", "CheckpointLoadReport", "CheckpointMismatchError", "HEAD_NAMES",
@@ -40,3 +41,15 @@ __all__ = [
     "load_keras_hub", "model_weight_keys", "open_weights", "read_config", "resolve_checkpoint_prefix",
     "save_huggingface_checkpoint", "save_keras_hub_preset", "save_tf1_checkpoint", "tf1_variables",
 ]
+
+# TensorFlow's formats (TF1 checkpoints, ours): imported when first named, so that the rest of the
+# package, and the models, need no TensorFlow on the JAX and PyTorch backends.
+_TENSORFLOW_NAMES = {"model_weight_keys": "albert_tf.checkpoints.ours",
+                     "resolve_checkpoint_prefix": "albert_tf.checkpoints.tf1",
+                     "save_tf1_checkpoint": "albert_tf.checkpoints.tf1"}
+
+
+def __getattr__(name):
+    if name not in _TENSORFLOW_NAMES:
+        raise AttributeError(f"module 'albert_tf.checkpoints' has no attribute {name!r}")
+    return getattr(importlib.import_module(_TENSORFLOW_NAMES[name]), name)

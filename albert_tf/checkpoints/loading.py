@@ -13,19 +13,19 @@ checkpoint takes the backbone).
 import dataclasses
 import fnmatch
 import os
+import sys
 
+import keras
 import numpy as np
-import tensorflow as tf
 
 from albert_tf.checkpoints import formats
 from albert_tf.checkpoints.huggingface import read_huggingface
 from albert_tf.checkpoints.keras_file import read_keras_file
 from albert_tf.checkpoints.keras_hub import read_keras_hub
 from albert_tf.checkpoints.names import HEAD_NAMES, HUB_MODULE_PREFIX, group0_name, tf1_variables
-from albert_tf.checkpoints.ours import OBJECT_GRAPH_KEY, read_ours
 from albert_tf.checkpoints.position_rows import POSITION_TABLE, planned_extension
-from albert_tf.checkpoints.tf1 import open_checkpoint, read_tf1, resolve_checkpoint_prefix
 from albert_tf.error_text import error_line
+from albert_tf.io_utils import exists
 
 _MAX_LISTED_NAMES = 20
 # `load`'s default for `allow_missing` / `allow_unused`: whole heads that only one side has.
@@ -136,18 +136,37 @@ def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, lo
     if found == formats.KERAS_HUB:
         return read_keras_hub(model, path, init_from_group0, longer_positions)
     if path.endswith((".keras", ".weights.h5")):
-        if not tf.io.gfile.exists(path):
+        if not exists(path):
             raise FileNotFoundError(f"{path} does not exist; expected a Keras .keras or .weights.h5 file.")
         return read_keras_file(path, model, longer_positions)
+    return _open_tensorflow_checkpoint(path, model)
+
+
+def _open_tensorflow_checkpoint(path, model):
+    """A TF1 checkpoint or ours (`tf.train.Checkpoint`): TensorFlow's file format, so read with
+    TensorFlow, imported only here (the other formats need none, on any Keras backend)."""
+    try:
+        from albert_tf.checkpoints.ours import OBJECT_GRAPH_KEY, read_ours  # pylint: disable=g-import-not-at-top
+        from albert_tf.checkpoints.tf1 import open_checkpoint, read_tf1, resolve_checkpoint_prefix  # pylint: disable=g-import-not-at-top
+    except ImportError as error:
+        raise ValueError(f"{path}: not a Keras, Hugging Face or keras-hub file, so a TensorFlow checkpoint (TF1 or "
+                         f"ours), and reading one needs TensorFlow ({error_line(error)})") from None
     prefix = resolve_checkpoint_prefix(path)
     reader = open_checkpoint(prefix)
     if not reader.has_tensor(OBJECT_GRAPH_KEY):
         return read_tf1(prefix, reader)
     try:
         return read_ours(prefix, reader, model)
-    except (tf.errors.OpError, IndexError) as error:
+    except _read_errors() as error:
         raise ValueError(f"{prefix}: cannot read the checkpoint's object graph ({error_line(error)}); its data "
                          "file is truncated or damaged.") from None
+
+
+def _read_errors():
+    """What reading a damaged file raises: IndexError, and TensorFlow's OpError once a TensorFlow
+    reader (TF1, ours) has run, which imported TensorFlow."""
+    tf = sys.modules.get("tensorflow")
+    return (IndexError,) + ((tf.errors.OpError,) if tf is not None else ())
 
 
 def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEADS_ONLY_ONE_SIDE_HAS,
@@ -259,7 +278,7 @@ def load(model, path, strict=True, init_from_group0=False, *, allow_missing=HEAD
     for name, source in sources.items():
         variable = variables[name]
         value = extended[name](values[source]) if name in extended else values[source]
-        variable.assign(tf.cast(value, variable.dtype))
+        variable.assign(keras.ops.cast(value, variable.dtype))
     return report
 
 
@@ -289,7 +308,7 @@ def _read_all(stored, names):
     for name in sorted(names):
         try:
             values[name] = stored.read(name)
-        except (tf.errors.OpError, IndexError) as error:
+        except _read_errors() as error:
             raise ValueError(f"{stored.path}: cannot read weight {name} ({error_line(error)}); the checkpoint's "
                              "data file is truncated or damaged, nothing was loaded.") from None
         if not np.isfinite(np.asarray(values[name], np.float32)).all():

@@ -1,5 +1,5 @@
 """Kernel sets: interchangeable implementations of the few operations ALBERT's layers compute
-through (see `albert_tf.kernels.reference`).
+through (see `albert_tf.layers.reference_kernels`, the plain math every set computes).
 
 - "reference": the plain math, for reading, GPUs and TPUs (where `jit_compile` fuses the same
   chains) and exports by default.
@@ -11,12 +11,20 @@ through (see `albert_tf.kernels.reference`).
   machine: for SavedModel exports (`--export_kernels`).
 
 A model takes one by name (`kernels=`, at construction and at load), builds it once and hands it
-to its layers; the name is not part of the model's config or saved files (a runtime choice, like
-the device); `albert_tf.models.rebuilt` gives a built model in another set. All compute the same
-values to float rounding (tested).
+to its layers (a layer built alone takes "reference"); the name is not part of the model's config
+or saved files (a runtime choice, like the device); `albert_tf.models.rebuilt` gives a built model in
+another set. All compute the same values to float rounding (tested).
+
+"reference" is `keras.ops` and runs on every Keras backend; the others are TensorFlow graphs (XLA
+kernels, oneDNN rewrites, `tf.Variable`s for exports), so they need the TensorFlow backend.
 """
 
+import keras
+
 KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
+DEFAULT_KERNEL_SET = "reference"
+# The sets written in TensorFlow ops: on JAX or PyTorch they are refused by name.
+TENSORFLOW_KERNEL_SETS = ("cpu", "cpu_inference", "cpu_serving")
 # What an export may trace: plain TensorFlow ops only (never an XLA-compiled function).
 EXPORT_KERNEL_SETS = ("reference", "cpu_serving")
 # What a deterministic run may use: two identical 300-step runs with the "cpu" set (its XLA
@@ -31,8 +39,11 @@ def get(kernels):
     """The kernel set named `kernels` (or `kernels` itself if it is already one)."""
     if not isinstance(kernels, str):
         return kernels
+    if kernels not in KERNEL_SETS:
+        raise ValueError(f"unknown kernels {kernels!r}; allowed: {list(KERNEL_SETS)}")
+    check_backend(kernels)
     if kernels == "reference":
-        from albert_tf.kernels.reference import ReferenceKernels
+        from albert_tf.layers.reference_kernels import ReferenceKernels
 
         return ReferenceKernels()
     if kernels == "cpu":
@@ -46,23 +57,34 @@ def get(kernels):
     if kernels == "cpu_serving":
         from albert_tf.kernels.cpu_serving import CpuServingKernels
 
-        return CpuServingKernels()
-    raise ValueError(f"unknown kernels {kernels!r}; allowed: {list(KERNEL_SETS)}")
+    return CpuServingKernels()
 
 
-def choose(kernels, logical_devices, deterministic=False):
-    """`kernels`, with "auto" decided once: "cpu" when `logical_devices` (from
-    `tf.config.list_logical_devices()`) are all CPUs, else "reference" (on GPUs and TPUs XLA
-    fuses the same chains itself); "reference" whenever `deterministic` (bit-identical runs),
+def check_backend(kernels):
+    """Raises ValueError if the kernel set named `kernels` cannot run on Keras' backend."""
+    backend = keras.backend.backend()
+    if kernels in TENSORFLOW_KERNEL_SETS and backend != "tensorflow":
+        raise ValueError(f"kernels {kernels!r} are TensorFlow's and need the tensorflow backend "
+                         f"(KERAS_BACKEND=tensorflow); Keras runs on {backend!r} here: use 'reference'")
+
+
+def choose(kernels, logical_devices=None, deterministic=False):
+    """`kernels`, with "auto" decided once: on the TensorFlow backend "cpu" when
+    `logical_devices` (default: `tf.config.list_logical_devices()`) are all CPUs, else
+    "reference" (on GPUs and TPUs XLA fuses the same chains itself); "reference" on any other
+    backend (without importing TensorFlow) and whenever `deterministic` (bit-identical runs),
     which refuses the other sets. Logs the choice."""
     if deterministic and kernels not in ("auto",) + DETERMINISTIC_KERNEL_SETS:
         raise ValueError(f"kernels {kernels!r} are not bit-identical from run to run; deterministic runs "
                          f"take {' or '.join(map(repr, DETERMINISTIC_KERNEL_SETS))} (or 'auto', which picks it)")
     if kernels != "auto":
+        check_backend(kernels)
         return kernels
     if deterministic:
         chosen, why = DETERMINISTIC_KERNEL_SETS[0], "the one bit-identical from run to run"
-    elif all(device.device_type == "CPU" for device in logical_devices):
+    elif keras.backend.backend() != "tensorflow":
+        chosen, why = DEFAULT_KERNEL_SET, f"the other sets are TensorFlow's; Keras runs on {keras.backend.backend()!r}"
+    elif all(device.device_type == "CPU" for device in logical_devices or _tensorflow_devices()):
         chosen, why = "cpu", "all devices are CPUs"
     else:
         chosen, why = "reference", "a GPU or TPU is visible"
@@ -70,4 +92,10 @@ def choose(kernels, logical_devices, deterministic=False):
 
     logging.info("--kernels=auto: using the %r kernel set (%s)", chosen, why)
     return chosen
+
+
+def _tensorflow_devices():
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top (only on the TensorFlow backend)
+
+    return tf.config.list_logical_devices()
 

@@ -21,7 +21,7 @@ from albert_tf.kernels.gelu import gelu
 from albert_tf.kernels.masked_softmax import masked_softmax
 from albert_tf.kernels.weight_casts import WeightCasts
 from albert_tf.layers.activations import get_activation
-from albert_tf.kernels.reference import ReferenceKernels
+from albert_tf.layers.reference_kernels import ReferenceKernels
 
 
 class CpuKernels(ReferenceKernels):

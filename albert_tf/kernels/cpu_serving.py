@@ -18,7 +18,7 @@ import tensorflow as tf
 from albert_tf.kernels.add_and_norm import add_and_norm_ops
 from albert_tf.kernels.cpu import CpuKernels
 from albert_tf.kernels.cpu_inference import fusable_attention_probabilities, per_head_projections
-from albert_tf.kernels.reference import ReferenceKernels
+from albert_tf.layers.reference_kernels import ReferenceKernels
 from albert_tf.kernels.weight_casts import WeightCasts
 from albert_tf.layers.activations import get_activation
 

@@ -8,6 +8,7 @@ from keras import ops
 from albert_tf.layers.attention_heads import merge_heads
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
+from albert_tf.layers.reference_kernels import ReferenceKernels
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -25,8 +26,8 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
     `attention_type` "block_sparse" replaces the dense softmax over all keys with BigBird's
     pattern (`BlockSparseAttention`, with `block_size` and `num_random_blocks`); it computes
     every row, so it takes no `query_states`.
-    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model; a
-    runtime choice, not part of its config.
+    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model
+    (alone, "reference"); a runtime choice, not part of its config.
     """
 
     def __init__(
@@ -40,7 +41,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         block_size=None,
         num_random_blocks=None,
         *,
-        kernels,
+        kernels=None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -53,7 +54,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernels
+        self.kernels = kernels or ReferenceKernels()
 
         def dense(name):
             return keras.layers.Dense(

@@ -5,6 +5,7 @@ import keras
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import Float32Outputs, layer_norm
+from albert_tf.layers.reference_kernels import ReferenceKernels
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -15,8 +16,8 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
 
     Call arguments: `hidden_states` [B, T, H], `training`.
 
-    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model; a
-    runtime choice, not part of its config.
+    `kernels`: the kernel set it computes through (`albert_tf.kernels`), given by its model
+    (alone, "reference"); a runtime choice, not part of its config.
     """
 
     def __init__(
@@ -27,7 +28,7 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         hidden_dropout_prob=0.0,
         initializer_range=0.02,
         *,
-        kernels,
+        kernels=None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -37,7 +38,7 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
         self.hidden_act = hidden_act
         self.hidden_dropout_prob = hidden_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernels
+        self.kernels = kernels or ReferenceKernels()
 
         # The activation is applied by `kernels.dense`, so that a kernel set can fuse it.
         self.intermediate = keras.layers.Dense(

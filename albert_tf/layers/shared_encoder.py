@@ -8,6 +8,7 @@ from albert_tf.layers.attention import AttentionSubLayer
 from albert_tf.layers.attention_mask import attention_bias
 from albert_tf.layers.feed_forward import FeedForwardSubLayer
 from albert_tf.layers.layer_norm import Float32Outputs
+from albert_tf.layers.reference_kernels import ReferenceKernels
 from albert_tf.layers.rows import gather_rows
 
 
@@ -42,7 +43,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     more forward pass of time. It draws dropout masks again, so it needs dropout 0 to train.
 
     `kernels`: the kernel set every sub-layer computes through (`albert_tf.kernels`), given by
-    its model; a runtime choice, not part of its config.
+    its model (alone, "reference"); a runtime choice, not part of its config.
     """
 
     def __init__(
@@ -63,7 +64,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         num_random_blocks=None,
         recompute=False,
         *,
-        kernels,
+        kernels=None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)
@@ -85,7 +86,8 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.attention_probs_dropout_prob = attention_probs_dropout_prob
         self.initializer_range = initializer_range
-        self.kernels = kernels  # one object, shared by every sub-layer
+        # One object, shared by every sub-layer.
+        self.kernels = kernels or ReferenceKernels()
         self.attention_type = attention_type
         self.block_size = block_size
         self.num_random_blocks = num_random_blocks

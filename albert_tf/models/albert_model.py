@@ -43,8 +43,8 @@ class AlbertModel(RebuiltFromAlbertConfig, keras.Model):
         config: an `AlbertConfig` (or its dict).
         dtype: a Keras dtype policy, e.g. "mixed_bfloat16"; LayerNorm, softmax and logits stay float32.
         kernels: the kernel set the layers compute with (`albert_tf.kernels`): "reference" (the
-            plain math), "cpu", "cpu_inference" or "cpu_serving". Same values, different speed;
-            built once here and handed to the layers; not saved with the model (`load_model`).
+            plain math, any backend), "cpu", "cpu_inference" or "cpu_serving" (TensorFlow's). Same
+            values, different speed; built once here and handed to the layers; not saved with the model (`load_model`).
         recompute: keep only each block's input for the backward pass and recompute the rest
             there (`keras.remat`): same gradients, less memory, more time. Not in the
             `AlbertConfig` (it changes no value, and a checkpoint or config file written with it

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from albert_tf.models.albert_model import INPUT_NAMES, text_inputs
-from albert_tf.models.question_answering_heads import (
+from albert_tf.layers.question_answering_heads import (
     ANSWER_DROPOUT,
     END_N_TOP,
     START_N_TOP,

@@ -54,6 +54,15 @@ class RebuiltFromAlbertConfig:
     name, not saved), and add any other constructor arguments through `extra_config()`.
     """
 
+    def __setattr__(self, name, value):
+        # Our models make their layers first, then their functional graph from them. On the torch
+        # backend a Keras model is a torch Module, which refuses attributes before its __init__
+        # (`_modules` does not exist yet): those are set plainly, the graph tracks the layers.
+        if keras.backend.backend() == "torch" and "_modules" not in self.__dict__:
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
+
     @property
     def kernel_set(self):
         """The kernel set object the backbone's layers compute through."""

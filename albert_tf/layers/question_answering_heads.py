@@ -14,6 +14,7 @@ from keras import ops
 
 from albert_tf.choices import END_N_TOP, START_N_TOP  # noqa: F401 (re-exported)
 from albert_tf.layers.initializers import truncated_normal
+from albert_tf.layers.layer_norm import layer_norm
 from albert_tf.layers.rows import gather_rows
 
 MASKED_LOGIT = 1e30
@@ -62,7 +63,7 @@ class AnswerabilitySpanHead(keras.layers.Layer):
     """
 
     def __init__(self, hidden_size, start_n_top=START_N_TOP, end_n_top=END_N_TOP, dropout_rate=ANSWER_DROPOUT,
-                 initializer_range=0.02, layer_norm_epsilon=1e-12, **kwargs):
+                 initializer_range=0.02, **kwargs):
         kwargs["dtype"] = "float32"
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
@@ -70,7 +71,6 @@ class AnswerabilitySpanHead(keras.layers.Layer):
         self.end_n_top = end_n_top
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
-        self.layer_norm_epsilon = layer_norm_epsilon
 
         def dense(units, name, activation=None, use_bias=True):
             return keras.layers.Dense(units, activation=activation, use_bias=use_bias, name=name, dtype="float32",
@@ -78,8 +78,7 @@ class AnswerabilitySpanHead(keras.layers.Layer):
 
         self.start_logits_dense = dense(1, "start_logits")
         self.end_logits_dense_0 = dense(hidden_size, "end_logits_dense_0", activation="tanh")
-        self.end_logits_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype="float32",
-                                                               name="end_logits_layer_norm")
+        self.end_logits_norm = layer_norm("end_logits_layer_norm")
         self.end_logits_dense_1 = dense(1, "end_logits_dense_1")
         self.answer_class_dense_0 = dense(hidden_size, "answer_class_dense_0", activation="tanh")
         self.answer_class_dropout = keras.layers.Dropout(dropout_rate, name="answer_class_dropout")
@@ -136,6 +135,5 @@ class AnswerabilitySpanHead(keras.layers.Layer):
         config.pop("dtype", None)
         config.update({"hidden_size": self.hidden_size, "start_n_top": self.start_n_top,
                        "end_n_top": self.end_n_top, "dropout_rate": self.dropout_rate,
-                       "initializer_range": self.initializer_range,
-                       "layer_norm_epsilon": self.layer_norm_epsilon})
+                       "initializer_range": self.initializer_range})
         return config
