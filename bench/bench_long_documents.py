@@ -80,7 +80,7 @@ def step_function(case):
     import tensorflow as tf
 
     from albert_tf import AlbertModel, AlbertPretrainingModel
-    from albert_tf.training import optimization
+    from albert_tf.training import optimization, replica_update
     from albert_tf.pretraining.losses import pretraining_losses
     from bench.bench_pretraining import random_features
 
@@ -106,7 +106,7 @@ def step_function(case):
             outputs = model({name: features[name] for name in names}, training=True)
             losses = pretraining_losses(outputs, features, tf.reduce_sum(features["masked_lm_weights"]), case["batch"])
         gradients = tape.gradient(losses.loss, model.trainable_variables)
-        optimization.apply_gradients_across_replicas(optimizer, gradients, model.trainable_variables)
+        replica_update.apply_gradients_across_replicas(optimizer, gradients, model.trainable_variables)
         return losses.loss
 
     return lambda: train().numpy()

@@ -102,7 +102,7 @@ def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
     """A callable running one optimizer step of the bare model ("bare") or keras-hub's (XLA if asked)."""
     import tensorflow as tf
 
-    from albert_tf.training import optimization
+    from albert_tf.training import optimization, replica_update
     from albert_tf.pretraining.losses import pretraining_losses
 
     forward, variables = (ours_model if kind == "bare" else keras_hub_model)(config, dtype)
@@ -115,7 +115,7 @@ def bare_step(kind, config, batch, seq, dtype, jit_compile=False):
         with tf.GradientTape() as tape:
             losses = pretraining_losses(forward(features, True), features, tf.reduce_sum(features["masked_lm_weights"]), batch)
         gradients = tape.gradient(losses.loss, variables)
-        optimization.apply_gradients_across_replicas(optimizer, gradients, variables)
+        replica_update.apply_gradients_across_replicas(optimizer, gradients, variables)
         return losses.loss
 
     return lambda: step().numpy()

@@ -5,28 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.training import optimization
-
-BETA_1, BETA_2, EPSILON, DECAY = 0.9, 0.999, 1e-6, 0.01
-
-
-def reference_steps(weights, gradients, learning_rates, decays, layer_adaptation):
-    """The original's update, written out: no bias correction, decay inside the update."""
-    weights = weights.astype(np.float64)
-    m = np.zeros_like(weights)
-    v = np.zeros_like(weights)
-    for gradient, lr in zip(gradients, learning_rates):
-        m = BETA_1 * m + (1 - BETA_1) * gradient
-        v = BETA_2 * v + (1 - BETA_2) * gradient**2
-        update = m / (np.sqrt(v) + EPSILON)
-        ratio = 1.0
-        if decays:
-            update = update + DECAY * weights
-            if layer_adaptation:
-                w_norm, u_norm = np.linalg.norm(weights), np.linalg.norm(update)
-                ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
-        weights = weights - ratio * lr * update
-    return weights
+from albert_tf.training import optimization, replica_update
+from optimizer_reference import BETA_1, reference_steps
 
 
 def run_optimizer(optimizer, variables, gradient_steps, clip_norm=None):
@@ -35,7 +15,7 @@ def run_optimizer(optimizer, variables, gradient_steps, clip_norm=None):
     for gradients in gradient_steps:
         norms.append(
             float(
-                optimization.apply_gradients_across_replicas(
+                replica_update.apply_gradients_across_replicas(
                     optimizer, [tf.constant(g) for g in gradients], variables, clip_norm=clip_norm
                 )
             )
@@ -186,7 +166,7 @@ def test_non_finite_gradients_are_skipped_when_asked():
     weights = keras.Variable(np.ones(2, np.float32), name="kernel")
     optimizer = optimization.Lamb(learning_rate=0.1)
     optimizer.build([weights])
-    norm = optimization.apply_gradients_across_replicas(
+    norm = replica_update.apply_gradients_across_replicas(
         optimizer, [tf.constant([np.nan, 1.0])], [weights], skip_non_finite=True
     )
     assert not np.isfinite(float(norm))

@@ -1,8 +1,11 @@
-"""MLM + SOP losses, written so that summing over replicas gives the global batch's loss."""
+"""MLM + SOP losses, written so that summing over replicas gives the global batch's loss.
 
-from typing import NamedTuple
+Model math, in `keras.ops` only: the same losses on TensorFlow, JAX and PyTorch.
+"""
 
-import tensorflow as tf
+from typing import Any, NamedTuple
+
+from keras import ops
 
 # The original's guard against a batch without any masked position (reference 2.3).
 MLM_WEIGHT_EPSILON = 1e-5
@@ -10,13 +13,13 @@ MLM_WEIGHT_EPSILON = 1e-5
 
 class PretrainingLosses(NamedTuple):
     """`loss` is this replica's share of the global loss; the rest feed the metrics.
-    (A NamedTuple, so that it can leave a `tf.function`.)"""
+    (A NamedTuple, so that it can leave a `tf.function` or a `jax.jit`.)"""
 
-    loss: tf.Tensor
-    masked_lm_losses: tf.Tensor  # [b, P] per-position cross-entropy
-    masked_lm_correct: tf.Tensor  # [b, P] 1.0 where the argmax is the target
-    sentence_order_losses: tf.Tensor  # [b]
-    sentence_order_correct: tf.Tensor  # [b]
+    loss: Any
+    masked_lm_losses: Any  # [b, P] per-position cross-entropy
+    masked_lm_correct: Any  # [b, P] 1.0 where the argmax is the target
+    sentence_order_losses: Any  # [b]
+    sentence_order_correct: Any  # [b]
 
 
 def pretraining_losses(outputs, features, masked_lm_weight_total, global_batch_size):
@@ -30,13 +33,13 @@ def pretraining_losses(outputs, features, masked_lm_weight_total, global_batch_s
     mlm_logits = outputs["mlm_logits"]
     sop_logits = outputs["sop_logits"]
     mlm_ids = features["masked_lm_ids"]
-    mlm_weights = tf.cast(features["masked_lm_weights"], tf.float32)
-    sop_labels = tf.reshape(features["next_sentence_labels"], [-1])
+    mlm_weights = ops.cast(features["masked_lm_weights"], "float32")
+    sop_labels = ops.reshape(features["next_sentence_labels"], [-1])
 
-    masked_lm_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=mlm_ids, logits=mlm_logits)
-    sentence_order_losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=sop_labels, logits=sop_logits)
-    mlm_share = tf.reduce_sum(masked_lm_losses * mlm_weights) / (masked_lm_weight_total + MLM_WEIGHT_EPSILON)
-    sop_share = tf.reduce_sum(sentence_order_losses) / tf.cast(global_batch_size, tf.float32)
+    masked_lm_losses = ops.sparse_categorical_crossentropy(mlm_ids, mlm_logits, from_logits=True)
+    sentence_order_losses = ops.sparse_categorical_crossentropy(sop_labels, sop_logits, from_logits=True)
+    mlm_share = ops.sum(masked_lm_losses * mlm_weights) / (masked_lm_weight_total + MLM_WEIGHT_EPSILON)
+    sop_share = ops.sum(sentence_order_losses) / ops.cast(global_batch_size, "float32")
     return PretrainingLosses(
         loss=mlm_share + sop_share,
         masked_lm_losses=masked_lm_losses,
@@ -47,5 +50,5 @@ def pretraining_losses(outputs, features, masked_lm_weight_total, global_batch_s
 
 
 def _correct(logits, labels):
-    predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    return tf.cast(tf.equal(predictions, tf.cast(labels, tf.int32)), tf.float32)
+    predictions = ops.argmax(logits, axis=-1)
+    return ops.cast(ops.equal(ops.cast(predictions, "int32"), ops.cast(labels, "int32")), "float32")

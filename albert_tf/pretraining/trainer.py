@@ -10,7 +10,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from albert_tf.training import optimization
+from albert_tf.training import optimization, replica_update
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.training.distribute import is_chief
 from albert_tf.error_text import NamesSettings, SettingError
@@ -128,7 +128,7 @@ class PretrainingTrainer:
             gradients = self._accumulated_gradients(features, weight_total)
         if self.loss_scale is not None:
             gradients = self.loss_scale.unscale(gradients)
-        global_norm = optimization.apply_gradients_across_replicas(
+        global_norm = replica_update.apply_gradients_across_replicas(
             self.optimizer,
             gradients,
             self.model.trainable_variables,

@@ -5,20 +5,22 @@ ways that matter for reproducing its runs: Adam moments WITHOUT bias correction,
 added to the update (before LAMB's trust ratio, not applied to the weights separately), no decay
 and no layer adaptation for LayerNorm and bias variables, gradients clipped to global norm 1.0,
 and a warmup that overrides (rather than precedes) the polynomial decay. Keras supplies the
-plumbing (slot variables, step counter, schedules, checkpointing); this module adds the maths.
+plumbing (slot variables, step counter, schedules, checkpointing); this module adds the maths,
+in `keras.ops` only, so that the same optimizers train on TensorFlow, JAX and PyTorch.
 
 Public API:
     `WarmupPolynomialDecay`  the learning-rate schedule (section 6.2 of the reference).
     `AdamWeightDecay`, `Lamb`  Keras optimizers; slots are named `<variable path>_adam_m/_adam_v`.
     `create_optimizer(...)`  the original's `create_optimizer` as a Keras optimizer.
-    `apply_gradients_across_replicas(...)`  sum over replicas, clip by global norm, apply; for
-        custom loops under any `tf.distribute` strategy (or none).
+
+Clipping by global norm: Keras' `global_clipnorm=1.0` (every backend), or, in a `tf.distribute`
+loop, `albert_tf.training.replica_update.apply_gradients_across_replicas`.
 """
 
 import re
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from albert_tf.choices import OPTIMIZER_NAMES
 
@@ -62,13 +64,13 @@ class WarmupPolynomialDecay(keras.optimizers.schedules.LearningRateSchedule):
         )
 
     def __call__(self, step):
-        step = tf.cast(step, tf.float32)
-        decayed = tf.cast(self._decay(step), tf.float32)
+        step = ops.cast(step, "float32")
+        decayed = ops.cast(self._decay(step), "float32")
         if not self.warmup_steps:
             return decayed
         steps_into_warmup = step - float(self.start_warmup_step)
-        warmup = self.initial_learning_rate * tf.maximum(steps_into_warmup, 0.0) / float(self.warmup_steps)
-        return tf.where(steps_into_warmup < float(self.warmup_steps), warmup, decayed)
+        warmup = self.initial_learning_rate * ops.maximum(steps_into_warmup, 0.0) / float(self.warmup_steps)
+        return ops.where(steps_into_warmup < float(self.warmup_steps), warmup, decayed)
 
     def get_config(self):
         return {
@@ -88,8 +90,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
     update = m / (sqrt(v) + epsilon) + weight_decay_rate * w   (decay term only for variables
     whose path matches none of `decay_exclusion_patterns`), then w -= lr * update.
-    Gradient clipping is not done here: the original clips by GLOBAL norm across all gradients,
-    see `apply_gradients_across_replicas`.
+    Gradient clipping is not done here: the original clips by GLOBAL norm across all gradients
+    (see the module's docstring).
     """
 
     def __init__(
@@ -128,17 +130,17 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         index = self._get_variable_index(variable)
         momentum, velocity = self._momentums[index], self._velocities[index]
-        gradient = tf.cast(gradient, variable.dtype)
-        learning_rate = tf.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        learning_rate = ops.cast(learning_rate, variable.dtype)
 
-        next_momentum = self.beta_1 * momentum + (1.0 - self.beta_1) * gradient
-        next_velocity = self.beta_2 * velocity + (1.0 - self.beta_2) * tf.square(gradient)
+        next_momentum = self.beta_1 * ops.convert_to_tensor(momentum) + (1.0 - self.beta_1) * gradient
+        next_velocity = self.beta_2 * ops.convert_to_tensor(velocity) + (1.0 - self.beta_2) * ops.square(gradient)
         self.assign(momentum, next_momentum)
         self.assign(velocity, next_velocity)
 
-        update = next_momentum / (tf.sqrt(next_velocity) + self.epsilon)
+        update = next_momentum / (ops.sqrt(next_velocity) + self.epsilon)
         if self._decays[index]:
-            update += self.weight_decay_rate * tf.convert_to_tensor(variable)
+            update += self.weight_decay_rate * ops.convert_to_tensor(variable)
             step = self.trust_ratio(variable, update) * learning_rate * update
         else:
             step = learning_rate * update
@@ -175,10 +177,15 @@ class Lamb(AdamWeightDecay):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
 
     def trust_ratio(self, variable, update):
-        weight_norm = tf.norm(tf.convert_to_tensor(variable))
-        update_norm = tf.norm(update)
-        both_positive = tf.logical_and(weight_norm > 0.0, update_norm > 0.0)
-        return tf.where(both_positive, weight_norm / tf.where(both_positive, update_norm, 1.0), 1.0)
+        weight_norm = _l2_norm(ops.convert_to_tensor(variable))
+        update_norm = _l2_norm(update)
+        both_positive = ops.logical_and(weight_norm > 0.0, update_norm > 0.0)
+        return ops.where(both_positive, weight_norm / ops.where(both_positive, update_norm, 1.0), 1.0)
+
+
+def _l2_norm(tensor):
+    """The norm over every element whatever the rank, as the original's `tf.norm`."""
+    return ops.sqrt(ops.sum(ops.square(tensor)))
 
 
 def create_optimizer(
@@ -193,7 +200,8 @@ def create_optimizer(
 ):
     """The original's `create_optimizer`: "lamb" or "adamw" on `WarmupPolynomialDecay`.
 
-    Clip gradients with `apply_gradients_across_replicas` in a custom loop; under `model.fit`,
+    Clip gradients with `replica_update.apply_gradients_across_replicas` in a `tf.distribute`
+    loop; under `model.fit` (or `optimizer.apply`),
     pass `global_clipnorm=1.0` in `kwargs` (Keras then clips each replica's gradients before
     summing them, as the original did per TPU core).
     """
@@ -209,48 +217,3 @@ def create_optimizer(
     optimizer_class = Lamb if name == "lamb" else AdamWeightDecay
     return optimizer_class(learning_rate=schedule, weight_decay_rate=weight_decay_rate, **kwargs)
 
-
-def apply_gradients_across_replicas(optimizer, gradients, variables, clip_norm=1.0, skip_non_finite=False):
-    """Sums `gradients` over replicas, clips them by global norm, applies them; returns the norm.
-
-    Call it in replica context (inside `strategy.run`, or with no strategy at all). Each replica
-    passes the gradient of its share of the global loss (a loss already divided by the GLOBAL
-    batch), so the sum is the exact gradient of the global batch and the clipping sees the same
-    norm as on one device. `optimizer.apply` cannot be used here: it would clip before summing
-    and then sum a second time; so the optimizer's `update_step` is run per variable through
-    `merge_call` + `extended.update`, the same path Keras takes, after one reduction.
-    The optimizer must be built (`optimizer.build(variables)`) in the strategy's scope first.
-
-    With `skip_non_finite`, a step whose gradients hold NaN or inf changes nothing (weights,
-    slots and step stay), as loss scaling needs and so that a diverging run keeps good weights.
-    """
-    context = tf.distribute.get_replica_context()
-    # Sparse gradients (embedding lookups) are made dense, as the original's optimizers did.
-    gradients = [tf.convert_to_tensor(gradient) for gradient in gradients]
-    gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
-    global_norm = tf.linalg.global_norm(gradients)
-    if clip_norm:
-        gradients, _ = tf.clip_by_global_norm(gradients, clip_norm, use_norm=global_norm)
-
-    def update_in_cross_replica_context(strategy, reduced_gradients, finite):
-        def update():
-            learning_rate = optimizer.learning_rate
-            for gradient, variable in zip(reduced_gradients, variables):
-                strategy.extended.update(
-                    getattr(variable, "value", variable),
-                    lambda local_variable, local_gradient: optimizer.update_step(
-                        local_gradient, local_variable, learning_rate
-                    ),
-                    args=(gradient,),
-                    group=False,
-                )
-            optimizer.iterations.assign_add(1)
-
-        if not skip_non_finite:
-            update()
-            return
-        # The same on every replica (it comes from the summed gradients): take the first.
-        tf.cond(strategy.experimental_local_results(finite)[0], update, lambda: None)
-
-    context.merge_call(update_in_cross_replica_context, args=(gradients, tf.math.is_finite(global_norm)))
-    return global_norm
