@@ -8,23 +8,33 @@ import os
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TESTS)
 
 _NO_TENSORFLOW = 'import sys\nsys.modules["tensorflow"] = None  # `import tensorflow` now raises ImportError\n'
 
 
-def run_on_backend(backend, code, *args, tensorflow=False, timeout=300):
+def completed_on_backend(backend, code, *args, tensorflow=False, timeout=300):
     """`python -c code args` with KERAS_BACKEND=backend (TensorFlow importable only with
-    `tensorflow=True`); returns its stdout, fails the test with its stderr when it exits non-zero."""
+    `tensorflow=True`, the repository and tests/ importable), as a `subprocess.CompletedProcess`."""
     prelude = "import sys\n" if tensorflow else _NO_TENSORFLOW
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, "-c", prelude + code, *args], env=env, cwd=REPO,
-                            capture_output=True, text=True, timeout=timeout)
+    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=os.pathsep.join([REPO, TESTS]), TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, "-c", prelude + code, *args], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def run_on_backend(backend, code, *args, tensorflow=False, timeout=300):
+    """`completed_on_backend`'s stdout; fails the test with its stderr when it exits non-zero."""
+    result = completed_on_backend(backend, code, *args, tensorflow=tensorflow, timeout=timeout)
     assert result.returncode == 0, f"{backend}: exit {result.returncode}\n{result.stderr[-4000:]}"
     return result.stdout
 
 
+def script_code(script, *args):
+    """Code that runs `script` (a path) with `args` as `python script args` would."""
+    return f"import runpy\nsys.argv = {[script, *args]!r}\nrunpy.run_path({script!r}, run_name='__main__')\n"
+
+
 def run_script_on_backend(backend, script, *args, tensorflow=False, timeout=300):
-    """`python script args` (a path under the repository) as `run_on_backend` runs code."""
-    code = f"import runpy\nsys.argv = {[script, *args]!r}\nrunpy.run_path({script!r}, run_name='__main__')\n"
-    return run_on_backend(backend, code, tensorflow=tensorflow, timeout=timeout)
+    """`python script args` as `run_on_backend` runs code."""
+    return run_on_backend(backend, script_code(script, *args), tensorflow=tensorflow, timeout=timeout)

@@ -13,13 +13,12 @@ see the measured differences.
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import backend_run
+from backend_process import completed_on_backend, script_code
 from albert_tf import AlbertModel, AlbertPretrainingModel
 from albert_tf.checkpoints import load, save_keras_hub_preset
 from test_parity_huggingface import (BATCH, MASKED_WEIGHTS, SOP_LABELS, _hf_gradients, _hf_model, _hf_outputs, _inputs,
@@ -27,9 +26,6 @@ from test_parity_huggingface import (BATCH, MASKED_WEIGHTS, SOP_LABELS, _hf_grad
 
 BACKENDS = ("jax", "torch")
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Before anything imports it: `import tensorflow` then raises ImportError.
-WITHOUT_TENSORFLOW = ("import runpy, sys; sys.modules['tensorflow'] = None; sys.argv = sys.argv[1:]; "
-                      "runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 def _huggingface_case(name, config, hf_groups, directory):
@@ -80,10 +76,7 @@ def backend_runs(tmp_path_factory):
         spec = work / f"{backend}.json"
         spec.write_text(json.dumps({"work": str(work / backend), "seed": seed, "check": list(done), "huggingface": cases,
                                     "keras_hub_preset": preset}))
-        environment = {**os.environ, "KERAS_BACKEND": backend, "PYTHONPATH": os.pathsep.join(
-            [os.path.dirname(HERE), HERE, os.environ.get("PYTHONPATH", "")])}
-        run = subprocess.run([sys.executable, "-c", WITHOUT_TENSORFLOW, os.path.join(HERE, "backend_run.py"), str(spec)],
-                             env=environment, capture_output=True, text=True, timeout=900, check=False)
+        run = completed_on_backend(backend, script_code(os.path.join(HERE, "backend_run.py"), str(spec)), timeout=900)
         reports[backend] = (run.returncode, run.stdout, run.stderr)
         done.append(str(work / backend))
     return reports, done

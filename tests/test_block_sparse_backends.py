@@ -2,23 +2,20 @@
 and gradients), all three one pattern and one output.
 
 The TensorFlow run is this process's; JAX and PyTorch each run tests/block_sparse_backend_case.py
-in a subprocess of their own `KERAS_BACKEND`.
+in a subprocess of their own `KERAS_BACKEND`, with `tensorflow` unimportable (`backend_process`).
 """
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import block_sparse_backend_case
+from backend_process import run_script_on_backend
 
 OUTPUT_TOLERANCE = 1e-5  # tests/test_parity_bigbird.py's
 GRADIENT_TOLERANCE = 1e-4  # tests/test_parity_bigbird.py's, relative to the largest gradient
 BACKEND_TOLERANCE = 1e-6  # float32 matmuls summed in other orders
 BACKENDS = ("tensorflow", "jax", "torch")
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +23,7 @@ def runs(tmp_path_factory):
     results = {"tensorflow": block_sparse_backend_case.run()}
     for backend in BACKENDS[1:]:
         path = tmp_path_factory.mktemp(backend) / "run.npz"
-        env = {**os.environ, "KERAS_BACKEND": backend,
-               "PYTHONPATH": os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])}
-        subprocess.run([sys.executable, block_sparse_backend_case.__file__, str(path)], env=env, check=True,
-                       timeout=600)
+        run_script_on_backend(backend, block_sparse_backend_case.__file__, str(path), timeout=600)
         results[backend] = dict(np.load(path))
     return results
 
