@@ -15,7 +15,8 @@ import tensorflow as tf
 from ai_edge_litert.interpreter import Interpreter
 
 from albert_tf import AlbertClassifier
-from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from albert_tf.serving.litert.publish import export_tflite
+from albert_tf.serving.serving_tflite import tflite_classifier
 from glue_test_data import REPO, SPM_MODEL, head_of_shipped
 from model_test_data import batch_for, tiny
 import script_process
@@ -127,7 +128,8 @@ def test_a_block_sparse_classifier_exports_and_its_litert_model_answers_as_the_s
     model gives the SavedModel's logits at lengths that run sparse, padded ones included, and dense."""
     from albert_tf.config import min_sparse_length
     from albert_tf.glue.tasks import get_task
-    from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, export_classifier
+    from albert_tf.serving.classifier_export import export_classifier
+    from albert_tf.serving.export_module import TOKEN_IDS_SIGNATURE
     from glue_test_data import SPM_MODEL
 
     tf.keras.utils.set_random_seed(1)
