@@ -25,13 +25,11 @@ quiet_tensorflow()
 from absl import flags, logging
 
 from albert_cli.bundled import GLUE_SAMPLES
-from albert_cli import export_version, request_bounds, task_flags
-from albert_cli.export_version import define_export_version_flag
+from albert_cli import export_flags, task_flags
 from albert_tf.choices import PADDING_MODES, TABLE_FILE_FORMATS, TFLITE_QUANTIZATIONS
 from albert_cli.cli import UsageError, require, run_main
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import TASKS
-from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 # What the command does is `albert_cli.fine_tuning.glue` on the fine-tuning driver, imported in
 # `main`: TensorFlow loads only past --help and the flag checks.
@@ -54,13 +52,9 @@ flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_integer("train_step", 1000, "Number of training steps.", lower_bound=1)
 flags.DEFINE_integer("warmup_step", 0, "Linear warmup steps.", lower_bound=0)
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Evaluate and checkpoint every this many steps.", lower_bound=1)
-flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
-                  "Kernel set the export is traced with (plain TF ops only: what every TF Serving build runs).")
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel (<export_dir>/<version>/).")
-define_export_version_flag()
-flags.adopt_module_key_flags(export_version)  # shown by --help
-request_bounds.define_request_bound_flags()
-flags.adopt_module_key_flags(request_bounds)
+export_flags.define_export_flags()
+flags.adopt_module_key_flags(export_flags)  # shown by --help
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of the classifier (float32 and dynamic-range int8) "
                     "that MediaPipe's TextClassifier runs on raw text to this directory (single-text tasks).")
 flags.DEFINE_integer("tflite_seq_length", 128, "With --export_tflite: the tokens of the models' input shape; "

@@ -1,6 +1,8 @@
 """Runs a command whose flags are defined without TensorFlow: `--help` answers at once and exits 0."""
 
-from albert_cli.cli import prefer_onednn, run_main
+import importlib
+
+from albert_cli.cli import prefer_onednn, require, run_main
 from albert_cli.tensorflow_logs import quiet_tensorflow
 
 
@@ -9,3 +11,18 @@ def run_command(main, module_name):
     prefer_onednn()  # before TensorFlow loads
     quiet_tensorflow()
     run_main(main, help_module=module_name)
+
+
+def fine_tuning_command(flag_values, task_module, task_class, module_name):
+    """The console entry point of the fine-tuning command defined in `module_name`: `driver.run` of
+    `task_class` (a name in `albert_cli.fine_tuning.<task_module>`) on `flag_values`, both imported
+    past --help (TensorFlow)."""
+
+    def main(argv):
+        require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
+        from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top
+
+        task = getattr(importlib.import_module(f"albert_cli.fine_tuning.{task_module}"), task_class)
+        driver.run(task(flag_values))
+
+    return lambda: run_command(main, module_name)

@@ -17,12 +17,11 @@ prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
-from albert_cli import export_version, request_bounds
-from albert_cli.export_version import check_export_version_is_new, define_export_version_flag
-from albert_cli.tflite_output import check_tflite_output, export_all
+from albert_cli import export_flags
+from albert_cli.export_version import check_export_version_is_new
+from albert_cli.tflite_output import LITERT, SAVED_MODEL, check_tflite_output, export_all
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.choices import EMBEDDING_POOLINGS
-from albert_tf.kernels import EXPORT_KERNEL_SETS
 
 FLAGS = flags.FLAGS
 
@@ -37,12 +36,8 @@ flags.DEFINE_string("export_tflite", None, "Also write LiteRT models of the enco
                     "that MediaPipe's TextEmbedder runs on raw text, of --seq_length tokens, to this directory.")
 flags.DEFINE_enum("tflite_pooling", "mean", list(EMBEDDING_POOLINGS), "With --export_tflite: the embedding, the mean of "
                   "the last layer over the text's tokens or the pooled output ([CLS] through the pooler).")
-define_export_version_flag()
-flags.adopt_module_key_flags(export_version)  # shown by --help
-request_bounds.define_request_bound_flags()
-flags.adopt_module_key_flags(request_bounds)
-flags.DEFINE_enum("export_kernels", "reference", EXPORT_KERNEL_SETS,
-                  "Kernel set the encoder is traced with (plain TF ops only: what every TF Serving build runs).")
+export_flags.define_export_flags()
+flags.adopt_module_key_flags(export_flags)  # shown by --help
 
 
 def main(argv):
@@ -55,7 +50,7 @@ def main(argv):
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
-    from albert_tf.serving.tflite_export import export_tflite_embedder  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.litert.publish import export_tflite_embedder  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = inspected_init_checkpoint(FLAGS)
@@ -71,12 +66,16 @@ def main(argv):
             f"--seq_length must be at most {config.max_position_embeddings}, got {FLAGS.seq_length}")
     encoder = AlbertModel(config)
     load_init_checkpoint(encoder, init_checkpoint)
-    export_all(lambda: export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir,
-                                      do_lower_case=FLAGS.do_lower_case, seq_length=FLAGS.seq_length,
-                                      version=FLAGS.export_version, kernels=FLAGS.export_kernels,
-                                      **request_bounds.request_bounds()),
-               (lambda: export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
-                                               pooling=FLAGS.tflite_pooling)) if FLAGS.export_tflite is not None else None)
+
+    def saved_models():
+        return export_encoder(encoder, FLAGS.spm_model_file, FLAGS.export_dir, do_lower_case=FLAGS.do_lower_case,
+                              seq_length=FLAGS.seq_length, **export_flags.export_options())
+
+    def tflite_files():
+        return export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
+                                      pooling=FLAGS.tflite_pooling)
+
+    export_all([(LITERT, tflite_files if FLAGS.export_tflite is not None else None), (SAVED_MODEL, saved_models)])
 
 
 def console_main():

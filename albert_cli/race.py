@@ -14,9 +14,8 @@ run_race.py ...` in a checkout.
 
 from absl import flags
 
-from albert_cli import export_version, request_bounds, task_flags
-from albert_cli.cli import require
-from albert_cli.command import run_command
+from albert_cli import export_flags, task_flags
+from albert_cli.command import fine_tuning_command
 from albert_tf.choices import MAX_RACE_QUESTIONS
 
 FLAGS = flags.FLAGS
@@ -41,22 +40,10 @@ flags.DEFINE_integer("save_checkpoints_steps", 100, "Evaluate and checkpoint eve
 flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel choosing options from raw text "
                     "(<export_dir>/<version>/).")
 task_flags.refuse_empty("export_dir")
-export_version.define_export_version_flag()
-flags.adopt_module_key_flags(export_version)  # shown by --help
-request_bounds.define_request_bound_flags(MAX_RACE_QUESTIONS, rows="questions (4 model rows each)")
-flags.adopt_module_key_flags(request_bounds)
+export_flags.define_export_flags(MAX_RACE_QUESTIONS, rows="questions (4 model rows each)")
+flags.adopt_module_key_flags(export_flags)  # shown by --help
 
-
-def main(argv):
-    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_cli.fine_tuning import driver, race  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
-
-    driver.run(race.RaceTask(FLAGS))
-
-
-def console_main():
-    """The `albert-race` command."""
-    run_command(main, __name__)
+console_main = fine_tuning_command(FLAGS, "race", "RaceTask", __name__)  # the `albert-race` command
 
 
 if __name__ == "__main__":

@@ -15,9 +15,8 @@ run_squad.py ...` in a checkout.
 
 from absl import flags
 
-from albert_cli import export_version, request_bounds, task_flags
-from albert_cli.cli import require
-from albert_cli.command import run_command
+from albert_cli import export_flags, task_flags
+from albert_cli.command import fine_tuning_command
 from albert_tf.choices import END_N_TOP, START_N_TOP
 
 FLAGS = flags.FLAGS
@@ -53,22 +52,10 @@ flags.DEFINE_string("export_dir", None, "Write a TF Serving SavedModel answering
 flags.DEFINE_string("export_tflite", None, "Write LiteRT models of a SQuAD v1.1 model (float32 and dynamic-range int8) "
                     "that the TFLite Task Library's BertQuestionAnswerer runs on raw text to this directory.")
 task_flags.refuse_empty("export_dir", "export_tflite")
-export_version.define_export_version_flag()
-flags.adopt_module_key_flags(export_version)  # shown by --help
-request_bounds.define_request_bound_flags(rows="questions", windows=True)
-flags.adopt_module_key_flags(request_bounds)
+export_flags.define_export_flags(rows="questions", windows=True)
+flags.adopt_module_key_flags(export_flags)  # shown by --help
 
-
-def main(argv):
-    require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_cli.fine_tuning import driver, squad  # pylint: disable=g-import-not-at-top (TensorFlow: not for --help)
-
-    driver.run(squad.SquadTask(FLAGS))
-
-
-def console_main():
-    """The `albert-squad` command."""
-    run_command(main, __name__)
+console_main = fine_tuning_command(FLAGS, "squad", "SquadTask", __name__)  # the `albert-squad` command
 
 
 if __name__ == "__main__":

@@ -1,9 +1,13 @@
 """`--export_tflite`: checked before any work, the same for every command that writes on-device
 models: the runtime lowercases every text, so the model must be uncased; the directory must be
-writable and must not hold the files the export would write (a model in use is never replaced).
-`export_all` writes the SavedModels and the on-device files of one command as all or none."""
+writable and must not hold the files the export would write (a model in use is never replaced;
+what a killed export left there is removed first). `export_all` writes a command's formats
+(LiteRT files, SavedModels) as all or none."""
 
 from albert_cli.cli import UsageError, require, require_output_dir
+
+# The kinds of output `export_all` writes, each named as its message names it.
+LITERT, SAVED_MODEL = "LiteRT", "SavedModel"
 
 
 def check_tflite_output(directory, stem, do_lower_case, runtime):
@@ -13,7 +17,7 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
             "model would read other tokens than it was trained on")
     require_output_dir("export_tflite", directory, create=False)
     # TensorFlow: only past --help.
-    from albert_tf.serving.tflite_export import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
+    from albert_tf.serving.litert.publish import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
 
     try:
         refuse_existing(tflite_paths(directory, stem=stem))
@@ -21,19 +25,25 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
         raise UsageError(f"--export_tflite: {error}") from None
 
 
-def export_all(saved_models, tflite_files):
-    """Runs `tflite_files()` (the LiteRT exports; returns their paths), then `saved_models()` (the
-    SavedModel exports; returns theirs), each only if not None. The SavedModels come last: a model
-    server watching their directory sees a version only once everything succeeded; if they fail or
-    are stopped, the LiteRT files just written are removed. The command's outputs: all or none."""
+def export_all(formats):
+    """Writes each (kind, write) of `formats` whose `write` is not None (`write()` writes one
+    format and returns its paths; kind: LITERT or SAVED_MODEL), the SavedModels last: a model
+    server watching their directory sees a version only once everything else succeeded; if one
+    fails or is stopped, what the others wrote is removed. The command's outputs: all or none."""
     from albert_tf.io_utils import removed_on_failure  # pylint: disable=g-import-not-at-top
 
-    written = list(tflite_files()) if tflite_files is not None else []
-    with removed_on_failure(written):
-        saved = list(saved_models()) if saved_models is not None else []
-    if written:
-        print(f"wrote the LiteRT models {', '.join(written)}")
-    if len(saved) == 1:
-        print(f"exported the serving SavedModel to {saved[0]}")
-    elif saved:
-        print(f"exported {', '.join(saved[:-1])} and {saved[-1]}")
+    chosen = sorted([(kind, write) for kind, write in formats if write is not None],
+                    key=lambda entry: entry[0] == SAVED_MODEL)
+    written, reports = [], []
+    with removed_on_failure(written):  # what is written so far, as it grows
+        for kind, write in chosen:
+            paths = list(write())
+            written.extend(paths)
+            reports.append((kind, paths))
+    for kind, paths in reports:
+        if kind == LITERT:
+            print(f"wrote the LiteRT models {', '.join(paths)}")
+        elif len(paths) == 1:
+            print(f"exported the serving SavedModel to {paths[0]}")
+        else:
+            print(f"exported {', '.join(paths[:-1])} and {paths[-1]}")

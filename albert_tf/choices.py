@@ -21,9 +21,9 @@ MAX_BATCH_SIZE = 128
 MAX_RACE_QUESTIONS = MAX_BATCH_SIZE // 4
 MAX_STRING_BYTES = 65536
 MAX_WINDOWS = 128
-# The weights of a LiteRT (TFLite) export (albert_tf.serving.tflite_export).
+# The weights of a LiteRT export (albert_tf.serving.litert).
 TFLITE_QUANTIZATIONS = ("float32", "dynamic_int8")
-# The sentence embedding of a MediaPipe embedder export (albert_tf.serving.mediapipe_export).
+# The sentence embedding of a MediaPipe embedder export (albert_tf.serving.litert.mediapipe).
 EMBEDDING_POOLINGS = ("mean", "pooled")
 # The output formats of a weights conversion (albert_tf.convert).
 CONVERT_FORMATS = ("hf", "keras_hub", "tf1")

@@ -128,7 +128,7 @@ def export_models(config_path, seq_length, export_dir):
     from albert_tf import AlbertClassifier, AlbertConfig
     from albert_tf.glue.tasks import get_task
     from albert_tf.serving.classifier_export import export_classifier
-    from albert_tf.serving.tflite_export import export_tflite
+    from albert_tf.serving.litert.publish import export_tflite
 
     tf.keras.utils.set_random_seed(0)
     task = get_task("sst-2")

@@ -14,7 +14,7 @@ shape:
 - `export_<kernels>_text`: its `serving_default` on raw text (tokenized in the graph);
 - `in_process`: the classifier with the "cpu_inference" kernels in a `tf.function`;
 - `ort_fp32`, `ort_int8`: ONNX Runtime on the same ids;
-- `tflite_fp32`, `tflite_int8`: the LiteRT exports (`albert_tf.serving.tflite_export`: float32,
+- `tflite_fp32`, `tflite_int8`: the LiteRT exports (`albert_tf.serving.serving_tflite`: float32,
   dynamic-range int8) in LiteRT's interpreter (`ai_edge_litert`) on the same ids (`--no_tflite` leaves them out);
 - `ort_fp32_text`: HF's `AlbertTokenizer` (SentencePiece, the same model), then ORT.
 
@@ -97,7 +97,7 @@ def write_exports(classifier, dtypes, kernel_sets, workdir):
 
 def write_tflite(classifier, workdir):
     """{name: path} of the classifier's LiteRT exports (float32, dynamic-range int8)."""
-    from albert_tf.serving.tflite_export import tflite_classifier
+    from albert_tf.serving.serving_tflite import tflite_classifier
 
     paths = {}
     for name, quantization in (("tflite_fp32", "float32"), ("tflite_int8", "dynamic_int8")):

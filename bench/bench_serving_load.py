@@ -237,7 +237,7 @@ def litert_serving(classifier, quantization, pools, threads):
     idle interpreter (or waits for one), each interpreter running `threads` threads."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from albert_tf.serving.tflite_export import tflite_classifier
+    from albert_tf.serving.serving_tflite import tflite_classifier
 
     content = tflite_classifier(classifier, quantization)
     pool = FairPool(Interpreter(model_content=content, num_threads=threads).get_signature_runner()

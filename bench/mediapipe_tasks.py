@@ -74,7 +74,7 @@ def token_probe(spm_model_file, seq_length):
     import tensorflow as tf
 
     from albert_tf.models.albert_model import INPUT_NAMES
-    from albert_tf.serving.mediapipe_export import EMBEDDER_OUTPUT, with_text_metadata
+    from albert_tf.serving.litert.mediapipe import EMBEDDER_OUTPUT, with_text_metadata
 
     @tf.function(input_signature=[tf.TensorSpec([1, seq_length], tf.int32, name=name) for name in INPUT_NAMES])
     def inputs_as_output(input_word_ids, input_mask, input_type_ids):

@@ -8,7 +8,7 @@ import os
 import subprocess
 import zipfile
 
-from albert_tf.serving.tflite_metadata import SENTENCEPIECE_FILE
+from albert_tf.serving.litert.metadata import SENTENCEPIECE_FILE
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PYTHON = os.path.join(REPO, ".venv-tflite-support", "bin", "python")

@@ -1128,23 +1128,23 @@ def test_exports_started_in_the_same_second_take_two_default_versions(tmp_path, 
 
 
 def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypatch):
-    from albert_tf.serving import tflite_export
+    from albert_tf.serving.litert import publish
 
     sizes = {"float32": 200_000, "dynamic_int8": 50_000}  # written in the other order
-    monkeypatch.setattr(tflite_export, "mediapipe_classifier",
+    monkeypatch.setattr(publish, "mediapipe_classifier",
                         lambda classifier, spm, labels, length, quantization: b"x" * sizes[quantization])
     (tmp_path / "classifier_dynamic_int8.tflite").write_bytes(b"in use")
     before = file_hashes(tmp_path)
     with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
-        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
+        publish.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
     assert_inputs_kept_and_nothing_left(tmp_path, before)
     (tmp_path / "classifier_float32.tflite").write_bytes(b"in use too")
     with pytest.raises(ValueError, match="classifier_float32.tflite, .*classifier_dynamic_int8.tflite exist; remove them"):
-        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
+        publish.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"])
     os.remove(tmp_path / "classifier_float32.tflite")
     os.remove(tmp_path / "classifier_dynamic_int8.tflite")
     with pytest.raises(Exception, match="File too large"), file_size_limit(100_000):
-        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("dynamic_int8", "float32"))
+        publish.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("dynamic_int8", "float32"))
     assert os.listdir(tmp_path) == []
 
 
@@ -1182,23 +1182,23 @@ def test_without_hard_links_a_new_file_is_still_never_placed_over_another(tmp_pa
 @pytest.mark.parametrize("labels", [["negative", "two\nlines"], ["negative", ""], ["negative", " "], ["a\r", "b"],
                                     ["negative", 1]])
 def test_a_label_name_the_label_file_cannot_hold_is_refused_before_the_conversion(labels):
-    from albert_tf.serving.mediapipe_export import mediapipe_classifier
+    from albert_tf.serving.litert.mediapipe import mediapipe_classifier
 
     with pytest.raises(ValueError, match="label name .*: expected a non-empty name on one line"):
         mediapipe_classifier(_tiny_classifier(2), SPM_MODEL, labels, seq_length=8)
 
 
 def test_a_model_file_made_during_the_conversion_is_kept_and_nothing_of_the_export_left(tmp_path, monkeypatch):
-    from albert_tf.serving import tflite_export
+    from albert_tf.serving.litert import publish
 
     def convert_while_another_writes(classifier, spm, labels, length, quantization):
         if quantization == "dynamic_int8":  # published second: the float32 file placed first is undone
             (tmp_path / "classifier_dynamic_int8.tflite").write_bytes(b"made meanwhile")
         return b"x" * 1000
 
-    monkeypatch.setattr(tflite_export, "mediapipe_classifier", convert_while_another_writes)
+    monkeypatch.setattr(publish, "mediapipe_classifier", convert_while_another_writes)
     with pytest.raises(ValueError, match="classifier_dynamic_int8.tflite exists"):
-        tflite_export.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("float32", "dynamic_int8"))
+        publish.export_tflite(None, str(tmp_path), SPM_MODEL, ["0", "1"], quantizations=("float32", "dynamic_int8"))
     assert os.listdir(tmp_path) == ["classifier_dynamic_int8.tflite"]
     assert (tmp_path / "classifier_dynamic_int8.tflite").read_bytes() == b"made meanwhile"
 
@@ -1253,7 +1253,7 @@ def test_a_squad_model_the_task_library_cannot_serve_is_refused_before_any_work(
 
 def test_the_task_library_form_needs_384_positions_of_the_model_itself():
     """Below the command line (whose --max_seq_length check comes first): the library's own check."""
-    from albert_tf.serving.task_library_export import check_question_answerer
+    from albert_tf.serving.litert.task_library import check_question_answerer
     from model_test_data import tiny
 
     with pytest.raises(ValueError, match="reads 384 tokens, more than the model's max_position_embeddings 256"):

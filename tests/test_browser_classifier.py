@@ -17,7 +17,8 @@ import tensorflow as tf
 
 from albert_tf import AlbertClassifier, AlbertModel
 from albert_tf.choices import TFLITE_QUANTIZATIONS
-from albert_tf.serving.tflite_export import export_tflite, export_tflite_embedder, tflite_classifier
+from albert_tf.serving.litert.publish import export_tflite, export_tflite_embedder
+from albert_tf.serving.serving_tflite import tflite_classifier
 from glue_test_data import REPO, SPM_MODEL, load_bench_script
 from model_test_data import tiny
 

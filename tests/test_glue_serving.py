@@ -16,8 +16,9 @@ from albert_tf.glue.examples import GlueExample
 from albert_tf.glue.features import example_ids
 from albert_tf.glue.tasks import get_task
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, ClassifierServingModule, export_classifier
+from albert_tf.serving.classifier_export import ClassifierServingModule, export_classifier
 from albert_tf.serving.encoder_export import EncoderModule, export_encoder
+from albert_tf.serving.export_module import TOKEN_IDS_SIGNATURE
 from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import SPM_MODEL, TINY_CONFIG
 from model_test_data import xla_compiled_functions
@@ -133,7 +134,7 @@ def test_serving_graphs_trace_the_reference_kernels_of_a_cpu_kernels_model():
     static = {name: tf.TensorSpec([2, 8], tf.int32) for name in INPUT_NAMES}
     direct = tf.function(lambda inputs: classifier(inputs, training=False)["logits"])
     served = tf.function(module._serve_token_ids)
-    encoded = tf.function(EncoderModule(classifier.albert)._encode)
+    encoded = tf.function(EncoderModule(classifier.albert)._serve_token_ids)
     assert xla_compiled_functions(direct.get_concrete_function(static).graph.as_graph_def())
     for export in (served, encoded):
         assert xla_compiled_functions(export.get_concrete_function(static).graph.as_graph_def()) == []

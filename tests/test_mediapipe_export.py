@@ -14,8 +14,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf import AlbertModel
-from albert_tf.serving.tflite_export import export_tflite_embedder
-from albert_tf.serving.tflite_metadata import metadata_flatbuffer
+from albert_tf.serving.litert.publish import export_tflite_embedder
+from albert_tf.serving.litert.metadata import metadata_flatbuffer
 from albert_tf.text.tokenization import AlbertTokenizer
 from glue_test_data import REPO, SPM_MODEL, head_of_shipped, load_bench_script
 from model_test_data import tiny

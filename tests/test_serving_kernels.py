@@ -86,7 +86,7 @@ def test_export_kernels_are_checked_and_recorded():
         with pytest.raises(ValueError, match=r"export kernels must be one of \['reference', 'cpu_serving'\]"):
             ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL, kernels=bad)
     module = EncoderModule(classifier.albert, kernels="cpu_serving")
-    assert module.albert.kernels == "cpu_serving" and module.export_kernels.numpy() == b"cpu_serving"
+    assert module.model.kernels == "cpu_serving" and module.export_kernels.numpy() == b"cpu_serving"
     assert EncoderModule(classifier.albert).export_kernels.numpy() == b"reference"
 
 
@@ -184,9 +184,9 @@ def test_exports_trace_float32_unless_asked_for_another_dtype():
     task = get_task("sst-2")
     mixed = AlbertClassifier(tiny(), task.num_labels, dtype="mixed_bfloat16", kernels="cpu")
     portable = ClassifierServingModule(mixed, task.text_feature_names, task.labels, SPM_MODEL, max_seq_length=32)
-    assert portable.classifier.dtype_policy_name == "float32" and portable.classifier.kernels == "reference"
+    assert portable.model.dtype_policy_name == "float32" and portable.model.kernels == "reference"
     kept = ClassifierServingModule(mixed, task.text_feature_names, task.labels, SPM_MODEL, max_seq_length=32,
                                    kernels="cpu_serving", dtype="mixed_bfloat16")
-    assert kept.classifier.dtype_policy_name == "mixed_bfloat16" and kept.classifier.kernels == "cpu_serving"
-    for ours, theirs in zip(mixed.weights, portable.classifier.weights):
+    assert kept.model.dtype_policy_name == "mixed_bfloat16" and kept.model.kernels == "cpu_serving"
+    for ours, theirs in zip(mixed.weights, portable.model.weights):
         np.testing.assert_array_equal(ours, theirs)

@@ -1,5 +1,6 @@
 """Every export checks a request before working on it. Token ids: each input has the
-shape of `input_word_ids` (a mask of another shape was broadcast or ignored). Raw text: rows, bytes per
+shape of `input_word_ids` (a mask of another shape was broadcast or ignored), ids are in the
+model's vocabularies. Raw text: rows, bytes per
 string and (SQuAD) windows are bounded at export time, so one request cannot exhaust the server."""
 
 import time
@@ -129,20 +130,39 @@ def _with_mask_row(inputs, row):
     return {**inputs, "input_mask": tf.constant(mask)}
 
 
+def _token_ids_call(classifier, module_kind):
+    """(The token-id function of an export of `module_kind`, inputs it serves)."""
+    if module_kind == "classifier":
+        return _classifier_module(classifier).serve_token_ids, _token_inputs([2, 32])
+    if module_kind == "encoder":
+        return EncoderModule(classifier.albert).serve, _token_inputs([2, 16])
+    if module_kind == "squad":
+        return _squad_module().serve_token_ids, _token_inputs([2, 48], INPUTS + ("p_mask",))
+    return _race_module()[0].serve_token_ids, _token_inputs([2, 4, 16])
+
+
 @pytest.mark.parametrize("module_kind", ["classifier", "encoder", "squad", "race"])
 def test_token_ids_with_a_mask_of_other_values_or_a_row_of_no_tokens_are_refused(classifier, module_kind):
-    if module_kind == "classifier":
-        call, inputs = _classifier_module(classifier).serve_token_ids, _token_inputs([2, 32])
-    elif module_kind == "encoder":
-        call, inputs = EncoderModule(classifier.albert).serve, _token_inputs([2, 16])
-    elif module_kind == "squad":
-        call, inputs = _squad_module().serve_token_ids, _token_inputs([2, 48], INPUTS + ("p_mask",))
-    else:
-        call, inputs = _race_module()[0].serve_token_ids, _token_inputs([2, 4, 16])
+    call, inputs = _token_ids_call(classifier, module_kind)
     call(inputs)  # 1s, and 1s then 0s, are served
     call(_with_mask_row(inputs, [1] * 5 + [0] * (inputs["input_mask"].shape[-1] - 5)))
     _assert_refused(lambda: call(_with_mask_row(inputs, 2)), "input_mask must hold only 0 (padding) and 1")
     _assert_refused(lambda: call(_with_mask_row(inputs, 0)), "input_mask: every row needs a 1")
+
+
+@pytest.mark.parametrize("module_kind", ["classifier", "encoder", "squad", "race"])
+def test_token_ids_outside_the_vocabularies_are_refused(classifier, module_kind):
+    # Issue 60 item 20: on a GPU TensorFlow's lookup gives zeros for an id past the table, and the
+    # request would be answered about nothing; every export refuses it, on any device.
+    call, inputs = _token_ids_call(classifier, module_kind)
+    config = _config()
+    for name, value, size_name in [("input_word_ids", config.vocab_size, "vocab_size"),
+                                   ("input_word_ids", -1, "vocab_size"),
+                                   ("input_type_ids", config.type_vocab_size, "type_vocab_size")]:
+        ids = inputs[name].numpy().copy()
+        ids[(-1,) * ids.ndim] = value
+        _assert_refused(lambda: call({**inputs, name: tf.constant(ids)}), name, f"{size_name} {getattr(config, size_name)}")
+    call({**inputs, "input_word_ids": tf.fill(inputs["input_word_ids"].shape, config.vocab_size - 1)})  # the last id
 
 
 def test_classifier_text_past_the_export_bounds_is_refused(classifier):

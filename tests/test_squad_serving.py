@@ -115,3 +115,27 @@ def test_long_contexts_are_answered_over_all_windows_as_in_python(tmp_path, vers
     answered = [start for start in served["start"] if start != -1]
     later = [start for start in answered if start > first_window_end]
     assert len(later) > len(answered) // 2 and len(later) >= 5
+
+
+def _with_nul_examples(tmp_path, examples):
+    """`examples`' questions on their paragraphs with a NUL before a word a third of the way in."""
+    paragraphs = []
+    for example in examples:
+        words = example.paragraph_text.split(" ")
+        third = len(words) // 3
+        paragraphs.append({"context": " ".join(words[:third]) + " \x00" + " ".join(words[third:]),
+                           "qas": [{"id": example.qas_id, "question": example.question_text, "answers": []}]})
+    path = write_squad(tmp_path / "nul.json", paragraphs, version="v1.1")
+    return path, read_squad_examples(path, is_training=False, version_2_with_negative=False)
+
+
+@pytest.mark.slow
+def test_a_context_holding_a_nul_is_answered_as_in_python(tmp_path):
+    # Issue 60 item 8: the in-graph word split stopped at the NUL, so the model read the paragraph cut
+    # there and answered from its first part. Users expect the answer run_squad.py gives (NUL is one
+    # more unknown piece, as in training), not a refusal of text that SQuAD JSON can hold.
+    model = _model(False)
+    _, examples = _single_window_examples(AlbertTokenizer(SPM_MODEL), 256)
+    source, nul_examples = _with_nul_examples(tmp_path, examples[:4])
+    assert all("\x00" in example.paragraph_text for example in nul_examples)
+    _served_and_expected(tmp_path, model, source, nul_examples, 256, DOC_STRIDE)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from albert_tf.models.question_answering_model import AlbertQuestionAnswering
-from albert_tf.serving.tflite_export import export_tflite_question_answerer
+from albert_tf.serving.litert.publish import export_tflite_question_answerer
 from albert_tf.text.tokenization import AlbertTokenizer
 from data_prep.train_sentencepiece import train as train_sentencepiece
 from glue_test_data import REPO, load_bench_script

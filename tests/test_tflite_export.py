@@ -15,7 +15,8 @@ import tensorflow as tf
 from ai_edge_litert.interpreter import Interpreter
 
 from albert_tf import AlbertClassifier
-from albert_tf.serving.tflite_export import export_tflite, tflite_classifier
+from albert_tf.serving.litert.publish import export_tflite
+from albert_tf.serving.serving_tflite import tflite_classifier
 from glue_test_data import REPO, SPM_MODEL, head_of_shipped
 from model_test_data import batch_for, tiny
 import script_process
@@ -43,9 +44,9 @@ INTERPRETER_SCRIPT = textwrap.dedent(
 )
 
 
-def small_classifier(num_labels=3):
+def small_classifier(num_labels=3, vocab_size=200):
     tf.keras.utils.set_random_seed(1)
-    return AlbertClassifier(tiny(num_hidden_layers=2, vocab_size=200), num_labels=num_labels)
+    return AlbertClassifier(tiny(num_hidden_layers=2, vocab_size=vocab_size), num_labels=num_labels)
 
 
 def ids_inputs(config):
@@ -57,7 +58,7 @@ def ids_inputs(config):
 def test_the_exports_load_in_a_fresh_process_and_match_the_model(tmp_path):
     """The --export_tflite files without MediaPipe: token ids int32 [1, 16] (padded) in, the
     model's softmax out."""
-    classifier = small_classifier()
+    classifier = small_classifier(vocab_size=30000)  # the SentencePiece model's: the export refuses another
     inputs = ids_inputs(classifier.albert.config)
     padded = {k: np.pad(v, [(0, 0), (0, 5)]) for k, v in inputs.items()}
     expected = tf.nn.softmax(classifier(inputs, training=False)["logits"]).numpy()
@@ -127,7 +128,8 @@ def test_a_block_sparse_classifier_exports_and_its_litert_model_answers_as_the_s
     model gives the SavedModel's logits at lengths that run sparse, padded ones included, and dense."""
     from albert_tf.config import min_sparse_length
     from albert_tf.glue.tasks import get_task
-    from albert_tf.serving.classifier_export import TOKEN_IDS_SIGNATURE, export_classifier
+    from albert_tf.serving.classifier_export import export_classifier
+    from albert_tf.serving.export_module import TOKEN_IDS_SIGNATURE
     from glue_test_data import SPM_MODEL
 
     tf.keras.utils.set_random_seed(1)

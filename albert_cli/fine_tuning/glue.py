@@ -9,9 +9,9 @@ from absl import logging
 
 from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
-from albert_cli.request_bounds import request_bounds
+from albert_cli.export_flags import export_options
 from albert_cli.task_flags import MAX_SEED
-from albert_cli.tflite_output import check_tflite_output, export_all
+from albert_cli.tflite_output import LITERT, SAVED_MODEL, check_tflite_output, export_all
 from albert_tf.glue import features as glue_features
 from albert_tf.glue import training
 from albert_tf.glue.examples import read_examples
@@ -21,8 +21,8 @@ from albert_tf.glue.tasks import AX, get_task
 from albert_tf.io_utils import write_json
 from albert_tf.models import AlbertClassifier
 from albert_tf.serving.classifier_export import export_classifier
-from albert_tf.serving.mediapipe_export import check_seq_length, check_single_text_task
-from albert_tf.serving.tflite_export import export_tflite
+from albert_tf.serving.litert.mediapipe import check_seq_length, check_single_text_task
+from albert_tf.serving.litert.publish import export_tflite
 
 
 class SplitData:
@@ -169,12 +169,12 @@ class GlueTask(FineTuningTask):
         def saved_models():
             self.saved_model_paths = [export_classifier(model, self.glue_task, flags.spm_model_file, flags.export_dir,
                                       do_lower_case=flags.do_lower_case, max_seq_length=flags.max_seq_length,
-                                      version=flags.export_version, kernels=flags.export_kernels,
-                                      tflite_quantization=flags.export_serving_tflite, **request_bounds())]
+                                      tflite_quantization=flags.export_serving_tflite, **export_options())]
             return self.saved_model_paths
 
         def tflite_files():
             return export_tflite(model, flags.export_tflite, flags.spm_model_file, self.glue_task.label_names,
                                  seq_length=flags.tflite_seq_length)
 
-        export_all(saved_models if flags.export_dir else None, tflite_files if flags.export_tflite else None)
+        export_all([(LITERT, tflite_files if flags.export_tflite else None),
+                    (SAVED_MODEL, saved_models if flags.export_dir else None)])

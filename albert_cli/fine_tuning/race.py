@@ -10,7 +10,8 @@ import tensorflow as tf
 
 from albert_cli.cli import UsageError, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
-from albert_cli.request_bounds import request_bounds
+from albert_cli.export_flags import export_options
+from albert_cli.tflite_output import SAVED_MODEL, export_all
 from albert_tf.io_utils import write_json
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.race import features as race_features
@@ -126,7 +127,10 @@ class RaceTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        path = export_race(model, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
-                           max_seq_length=flags.max_seq_length, max_qa_length=flags.max_qa_length,
-                           version=flags.export_version, **request_bounds())
-        print(f"exported the serving SavedModel to {path}")
+
+        def saved_models():
+            return [export_race(model, flags.spm_model_file, flags.export_dir, do_lower_case=flags.do_lower_case,
+                                max_seq_length=flags.max_seq_length, max_qa_length=flags.max_qa_length,
+                                **export_options())]
+
+        export_all([(SAVED_MODEL, saved_models)])

@@ -9,13 +9,13 @@ from absl import logging
 
 from albert_cli.cli import UsageError, flag_text, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
-from albert_cli.request_bounds import request_bounds
-from albert_cli.tflite_output import check_tflite_output, export_all
+from albert_cli.export_flags import export_options
+from albert_cli.tflite_output import LITERT, SAVED_MODEL, check_tflite_output, export_all
 from albert_tf.io_utils import refuse_overwriting_inputs, write_json
 from albert_tf.models import AlbertQuestionAnswering
 from albert_tf.serving.squad_export import export_squad
-from albert_tf.serving.task_library_export import check_question_answerer, check_task_library_windows
-from albert_tf.serving.tflite_export import QUESTION_ANSWERER_STEM, export_tflite_question_answerer
+from albert_tf.serving.litert.task_library import check_question_answerer, check_task_library_windows
+from albert_tf.serving.litert.publish import QUESTION_ANSWERER_STEM, export_tflite_question_answerer
 from albert_tf.squad import features as squad_features
 from albert_tf.squad.examples import load_squad_json, read_squad_examples
 from albert_tf.squad.prediction import answer_and_score, raw_results
@@ -177,9 +177,15 @@ class SquadTask(FineTuningTask):
 
     def export(self, model, predicted_metrics):
         flags = self.flags
-        export_all((lambda: [self.export_saved_model(model, predicted_metrics)]) if flags.export_dir else None,
-                   (lambda: export_tflite_question_answerer(model, flags.export_tflite, flags.spm_model_file))
-                   if flags.export_tflite else None)
+
+        def saved_models():
+            return [self.export_saved_model(model, predicted_metrics)]
+
+        def tflite_files():
+            return export_tflite_question_answerer(model, flags.export_tflite, flags.spm_model_file)
+
+        export_all([(LITERT, tflite_files if flags.export_tflite else None),
+                    (SAVED_MODEL, saved_models if flags.export_dir else None)])
 
     def export_saved_model(self, model, predicted_metrics):
         flags = self.flags
@@ -188,4 +194,4 @@ class SquadTask(FineTuningTask):
                             max_query_length=flags.max_query_length, n_best_size=flags.n_best_size,
                             max_answer_length=flags.max_answer_length,
                             null_score_diff_threshold=self.export_threshold(predicted_metrics),
-                            version=flags.export_version, **request_bounds())
+                            **export_options())

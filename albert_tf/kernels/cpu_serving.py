@@ -9,7 +9,8 @@ without a transpose, the attention scores are matmul, scale, add the mask, softm
 oneDNN rewrites fuse these where the serving machine has oneDNN; elsewhere they are ordinary ops
 with the reference's values. Under mixed precision the softmax stays the reference's (float32),
 since a bfloat16 softmax is float32 inside only on oneDNN. The weights' cast and per-head forms
-are made once and saved in the export (`ServingWeightForms`), not remade at every request.
+are made once and kept as variables (`ServingWeightForms`) that the export holds and saves, not
+remade at every request.
 """
 
 import keras
@@ -29,8 +30,8 @@ def _tanh_gelu(x):
 
 class ServingWeightForms:
     """The weights in the forms the serving graph multiplies by (cast to the compute dtype, Q/K/V
-    per head), made once, when the model is first traced, and kept as variables that an export
-    saves (`module`).
+    per head), made once, when the model is first traced, and kept as variables (`module.forms`):
+    an export makes them, hands them to the kernel set and saves `module`.
 
     Why: made inside the graph, these forms cost a cast, stack or transpose of every shared
     weight at each request (albert-base in bfloat16 at batch 1 x 16 tokens: a sixth of its CPU
@@ -87,12 +88,11 @@ class CpuServingKernels(CpuKernels):
 
     name = "cpu_serving"
 
-    def __init__(self):
+    def __init__(self, weight_forms=None):
+        """`weight_forms`: the `ServingWeightForms` of an export (by default the set's own), one
+        for every pass and trace of the model."""
         super().__init__()
-        self.weight_forms = ServingWeightForms()  # one for every pass and trace of this model
-
-    def export_module(self):
-        return self.weight_forms.module
+        self.weight_forms = ServingWeightForms() if weight_forms is None else weight_forms
 
     def pass_weight_casts(self):
         return ServingWeightReads(self.weight_forms)

@@ -22,11 +22,6 @@ class ReferenceKernels:
 
     name = "reference"
 
-    def export_module(self):
-        """What an export of a model computing with this set must save besides the model's own
-        variables (a `tf.Module`), or None."""
-        return None
-
     def forward_pass(self):
         """Encloses one forward pass of the encoder (a kernel set may share work within it)."""
         return contextlib.nullcontext()

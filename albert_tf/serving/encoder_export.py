@@ -18,10 +18,9 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.export_kernels import ExportKernels
+from albert_tf.serving.export_module import ExportModule
 from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
-                                              checked_text, checked_token_ids)
+                                              checked_text)
 from albert_tf.serving.versioned_dir import save_versioned_together
 from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
@@ -31,48 +30,41 @@ PACK_LENGTHS = (32, 64, 128, 256, 384, 512, 1024, 2048, 4096)
 ENCODER_OUTPUTS_SIGNATURE = "serve_encoder_outputs"
 
 
-class EncoderModule(ExportKernels):
-    """An `AlbertModel` behind a dict-in, dict-out `__call__`."""
+class EncoderModule(ExportModule):
+    """An `AlbertModel` behind a dict-in, dict-out `__call__` (the token-id function)."""
+
+    SIGNATURES = {"serving_default": "serve", ENCODER_OUTPUTS_SIGNATURE: "serve_encoder_outputs"}
 
     def __init__(self, albert, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE):
-        super().__init__(kernels)
-        check_bounds(max_batch_size=max_batch_size)
-        self.max_batch_size = max_batch_size
-        self.albert = self.traced_form(albert)
-        spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.__call__ = tf.function(self._encode, input_signature=[spec])
+        super().__init__(albert, kernels, max_batch_size=max_batch_size)
+        self.__call__ = self.serve_token_ids
+        spec = self.token_ids_spec()
         self.serve = tf.function(self._serve, input_signature=[spec])
         self.serve_encoder_outputs = tf.function(self._serve_encoder_outputs, input_signature=[spec])
 
-    def _encode(self, inputs):
-        # An empty batch has no [CLS] column to pool: the model reads one row of padding instead,
-        # and the outputs keep none of it (a slice of the whole tensor is free otherwise).
-        inputs = checked_token_ids(inputs, self.max_batch_size)
-        shape = tf.shape(inputs["input_word_ids"])
-        batch, length = shape[0], shape[1]
-        padding = {name: tf.zeros([1, tf.maximum(length, 1)], tf.int32) for name in INPUT_NAMES}
-        outputs = self.albert(tf.cond(batch > 0, lambda: dict(inputs), lambda: padding), training=False)
-        sequences = [value[:batch, :length] for value in outputs["encoder_outputs"]]
-        pooled = outputs["pooled_output"][:batch]
+    def model_outputs(self, inputs):
+        # The row read for an empty batch has a token or more: the sequences keep the request's length.
+        outputs = super().model_outputs(inputs)
+        length = tf.shape(inputs["input_word_ids"])[1]
+        return {**outputs, "encoder_outputs": [value[:, :length] for value in outputs["encoder_outputs"]]}
+
+    def named_outputs(self, outputs):
+        pooled = outputs["pooled_output"]
         return {
-            "sequence_output": sequences[-1],
+            "sequence_output": outputs["encoder_outputs"][-1],
             "pooled_output": pooled,
             "default": pooled,
-            "encoder_outputs": sequences,
+            "encoder_outputs": outputs["encoder_outputs"],
         }
 
     def _serve(self, inputs):
-        return {name: value for name, value in self._encode(inputs).items() if name != "encoder_outputs"}
+        return {name: value for name, value in self.serve_token_ids(inputs).items() if name != "encoder_outputs"}
 
     def _serve_encoder_outputs(self, inputs):
-        outputs = self._encode(inputs)
+        outputs = self.serve_token_ids(inputs)
         flat = {name: value for name, value in outputs.items() if name != "encoder_outputs"}
         flat.update({f"encoder_outputs_{i}": value for i, value in enumerate(outputs["encoder_outputs"])})
         return flat
-
-    def signatures(self):
-        return {"serving_default": self.serve.get_concrete_function(),
-                ENCODER_OUTPUTS_SIGNATURE: self.serve_encoder_outputs.get_concrete_function()}
 
 
 class PreprocessingModule(tf.Module):

@@ -17,16 +17,13 @@ Each batch is padded to its longest row. The kernel set is recorded as in the cl
 
 import tensorflow as tf
 
-from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.choices import MAX_RACE_QUESTIONS as DEFAULT_MAX_QUESTIONS
 from albert_tf.race.examples import NUM_CHOICES
-from albert_tf.serving.export_kernels import ExportKernels
-from albert_tf.serving.request_checks import (DEFAULT_MAX_STRING_BYTES, check_bounds,
-                                              checked_text, checked_token_ids)
+from albert_tf.serving.export_module import ExportModule
+from albert_tf.serving.packed_pair import packed_pair
+from albert_tf.serving.request_checks import DEFAULT_MAX_STRING_BYTES
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertTextTokenizer
-
-TOKEN_IDS_SIGNATURE = "serve_token_ids"
 
 
 def question_with_options(question, options):
@@ -42,30 +39,27 @@ def question_with_options(question, options):
     return tf.where(tf.strings.regex_full_match(questions, "(?s).*_.*"), filled, appended)
 
 
-class RaceServingModule(ExportKernels):
+class RaceServingModule(ExportModule):
     """Wraps an `AlbertMultipleChoice` with in-graph row building and named outputs."""
+
+    token_shape = (None, NUM_CHOICES, None)
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=512, max_qa_length=128,
                  kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS, max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-        super().__init__(kernels)
-        check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
-        self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
         if not 1 <= max_qa_length <= max_seq_length - 3:
             raise ValueError(f"a RACE export needs 1 <= max_qa_length <= max_seq_length - 3, got {max_qa_length} "
                              f"and {max_seq_length}")
-        self.model = self.traced_form(model)
+        super().__init__(model, kernels, max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         self.max_seq_length = max_seq_length
         self.max_qa_length = max_qa_length
-        self.serve_text = tf.function(self._serve_text, input_signature=[
-            tf.TensorSpec([None], tf.string, name="article"), tf.TensorSpec([None], tf.string, name="question"),
-            tf.TensorSpec([None, NUM_CHOICES], tf.string, name="options")])
-        ids_spec = {name: tf.TensorSpec([None, NUM_CHOICES, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.serve_token_ids = tf.function(self._serve_token_ids, input_signature=[ids_spec])
+
+    def text_specs(self):
+        return [tf.TensorSpec([None], tf.string, name="article"), tf.TensorSpec([None], tf.string, name="question"),
+                tf.TensorSpec([None, NUM_CHOICES], tf.string, name="options")]
 
     def _serve_text(self, article, question, options):
-        texts = checked_text({"article": article, "question": question, "options": options}, self.max_batch_size,
-                             self.max_string_bytes)
+        texts = self.checked_text({"article": article, "question": question, "options": options})
         article, question, options = texts["article"], texts["question"], texts["options"]
         qa = tf.cast(self.tokenizer(question_with_options(question, options)), tf.int32)
         qa = tf.ragged.boolean_mask(qa, tf.ragged.range(qa.row_lengths())
@@ -75,37 +69,19 @@ class RaceServingModule(ExportKernels):
         budget = tf.maximum(self.max_seq_length - qa.row_lengths() - 3, 0)
         context = tf.ragged.boolean_mask(context, tf.ragged.range(context.row_lengths())
                                          < tf.cast(budget, context.row_splits.dtype)[:, tf.newaxis])
-        rows = qa.nrows()
-        cls = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.cls_id))
-        sep = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.sep_id))
-        word_ids = tf.concat([cls, context, sep, qa, sep], 1)
-        type_ids = tf.concat([tf.zeros_like(cls), tf.zeros_like(context), tf.zeros_like(sep), tf.ones_like(qa),
-                              tf.ones_like(sep)], 1)
+        word_ids, type_ids = packed_pair(context, qa, self.tokenizer.cls_id, self.tokenizer.sep_id, (0, 0, 0, 1, 1))
 
         def by_question(ragged, pad):
             dense = ragged.to_tensor(pad)
             return tf.reshape(dense, [-1, NUM_CHOICES, tf.shape(dense)[1]])
 
-        return self._outputs({"input_word_ids": by_question(word_ids, self.tokenizer.pad_id),
-                              "input_mask": by_question(tf.ones_like(word_ids), 0),
-                              "input_type_ids": by_question(type_ids, 0)})
+        return self.named_outputs(self.model_outputs({"input_word_ids": by_question(word_ids, self.tokenizer.pad_id),
+                                                      "input_mask": by_question(tf.ones_like(word_ids), 0),
+                                                      "input_type_ids": by_question(type_ids, 0)}))
 
-    def _serve_token_ids(self, inputs):
-        return self._outputs(checked_token_ids(inputs, self.max_batch_size))
-
-    def _outputs(self, inputs):
-        # An empty batch has no [CLS] column for the model to pool: answer it without the model.
-        logits = tf.cond(tf.size(inputs["input_word_ids"]) > 0,
-                         lambda: tf.cast(self.model(inputs, training=False), tf.float32),
-                         lambda: tf.zeros([0, NUM_CHOICES], tf.float32))
-        return {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1),
-                "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
-
-    def signatures(self):
-        return {
-            "serving_default": self.serve_text.get_concrete_function(),
-            TOKEN_IDS_SIGNATURE: self.serve_token_ids.get_concrete_function(),
-        }
+    def named_outputs(self, outputs):
+        return {"logits": outputs, "probabilities": tf.nn.softmax(outputs, axis=-1),
+                "choice": tf.argmax(outputs, axis=-1, output_type=tf.int32)}
 
 
 def export_race(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=512, max_qa_length=128,

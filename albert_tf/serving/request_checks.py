@@ -1,8 +1,9 @@
 """Checks on one served request, made in the graph before the work they guard.
 
 Token ids: every input must have the shape of `input_word_ids` (the model would broadcast a
-mask of another shape, or not read it at all), and `input_mask` must be 0s and 1s with a 1 in
-every row. Raw text: a request may hold at most
+mask of another shape, or not read it at all), `input_mask` must be 0s and 1s with a 1 in
+every row, and the ids must be in the model's vocabularies (on a GPU, TensorFlow's lookup returns
+zeros for an id past the table, so a server would answer about nothing instead of failing). Raw text: a request may hold at most
 `max_batch_size` rows and `max_string_bytes` bytes in any string (and a SQuAD request at most
 `max_windows` windows, `squad_windows.Windows`), so that one request cannot exhaust the server.
 The bounds are export-time arguments (docs/serving.md); a request past one, or with inputs of
@@ -41,19 +42,29 @@ def _rows_checks(inputs, max_rows, bound_name):
     return checks
 
 
-def checked_token_ids(inputs, max_rows, bound_name="max_batch_size"):
+def checked_token_ids(inputs, max_rows, bound_name="max_batch_size", vocab_sizes=None):
     """`inputs` (a dict with `input_word_ids`) once each input has the shape of `input_word_ids`,
-    there are at most `max_rows` rows, and `input_mask` (if given) is 0s and 1s with a 1 in every
+    there are at most `max_rows` rows, `input_mask` (if given) is 0s and 1s with a 1 in every
     row: the model reads it as "attend or not" (2 would count as 1, a row of no token gives an
-    answer about nothing), so anything else is refused rather than answered."""
+    answer about nothing), so anything else is refused rather than answered; and each input named
+    in `vocab_sizes` ({input name: (size's name, size)}) holds ids in [0, size)."""
     shape = tf.shape(inputs["input_word_ids"])
     checks = [tf.debugging.assert_equal(tf.shape(value), shape, summarize=_SUMMARIZE, message=(
         f"{name} must have the shape of input_word_ids")) for name, value in inputs.items()
         if name != "input_word_ids"]
     if "input_mask" in inputs:
         checks += _mask_checks(inputs["input_mask"])
+    for name, (size_name, size) in (vocab_sizes or {}).items():
+        if name in inputs:
+            checks += _id_range_checks(name, inputs[name], size_name, size)
     return _after(checks + _rows_checks({"input_word_ids": inputs["input_word_ids"]}, max_rows, bound_name),
                   inputs)
+
+
+def _id_range_checks(name, ids, size_name, size):
+    message = f"{name}: an id must be from 0 to the model's {size_name} {size} - 1"
+    return [tf.debugging.assert_non_negative(ids, summarize=_SUMMARIZE, message=message),
+            tf.debugging.assert_less(ids, size, summarize=_SUMMARIZE, message=message)]
 
 
 def _mask_checks(mask):

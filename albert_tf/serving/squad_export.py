@@ -30,27 +30,25 @@ import tensorflow_text as tf_text
 
 from albert_tf.error_text import SettingError
 from albert_tf.models.albert_model import INPUT_NAMES
-from albert_tf.serving.export_kernels import portable_form
-from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES,
-                                              DEFAULT_MAX_WINDOWS, check_bounds, checked_text, checked_token_ids)
+from albert_tf.serving.export_module import ExportModule
+from albert_tf.serving.packed_pair import packed_pair
+from albert_tf.serving.request_checks import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, DEFAULT_MAX_WINDOWS
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertTextTokenizer, _char_classes
 from albert_tf.text.tokenization import SPIECE_UNDERLINE, AlbertTokenizer
 
-TOKEN_IDS_SIGNATURE = "serve_token_ids"
 
-
-class SquadServingModule(tf.Module):
+class SquadServingModule(ExportModule):
     """Wraps an `AlbertQuestionAnswering` with in-graph windowing and answer decoding."""
+
+    token_input_names = INPUT_NAMES + ("p_mask",)
+    token_rows_bound = "max_windows"
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=384, doc_stride=128,
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
                  max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-        super().__init__()
-        check_bounds(max_batch_size=max_batch_size, max_windows=max_windows, max_string_bytes=max_string_bytes)
-        self.max_batch_size, self.max_windows, self.max_string_bytes = max_batch_size, max_windows, max_string_bytes
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, kernels="reference"):
         if max_seq_length <= max_query_length + 3 or min(doc_stride, n_best_size, max_answer_length) < 1:
             raise ValueError(f"a SQuAD export needs max_seq_length > max_query_length + 3 and positive doc_stride, "
                              f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
@@ -58,26 +56,32 @@ class SquadServingModule(tf.Module):
         if model.version_2_with_negative and null_score_diff_threshold is None:
             raise SettingError("a SQuAD 2.0 export needs {null_score_diff_threshold} (run_squad.py finds it on "
                                "the dev set)")
-        self.model = portable_form(model)
+        super().__init__(model, kernels, max_batch_size=max_batch_size, max_windows=max_windows,
+                         max_string_bytes=max_string_bytes)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
         pieces = AlbertTokenizer(spm_model_file).vocab
         self._piece_bytes = tf.constant([len(p.replace(SPIECE_UNDERLINE, "").encode("utf-8")) for p in pieces],
                                         tf.int64)
         self._whitespace = _char_classes()[0] + "+"
-        self.max_seq_length = max_seq_length
+        self.max_seq_length = self.min_padding_length = max_seq_length  # the v2.0 beam's top-k needs positions
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
-        text = tf.TensorSpec([None], tf.string)
-        self.serve_text = tf.function(self._serve_text, input_signature=[text, text])
-        ids_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES + ("p_mask",)}
-        self.serve_token_ids = tf.function(self._serve_token_ids, input_signature=[ids_spec])
+
+    def text_specs(self):
+        return [tf.TensorSpec([None], tf.string)] * 2
 
     def _context_pieces(self, context):
         """Ragged piece ids [B, (P)] of `context` and each piece's byte span in it."""
-        words, word_starts, word_ends = tf_text.regex_split_with_offsets(context, self._whitespace)
+        # The split stops at a NUL byte: it splits a copy with each NUL read as \x01 (neither is
+        # whitespace, lengths stay), and the words are cut from the context itself.
+        _, word_starts, word_ends = tf_text.regex_split_with_offsets(
+            tf.strings.regex_replace(context, r"\x00", "\x01"), self._whitespace)
+        words = word_starts.with_flat_values(tf.strings.substr(
+            tf.gather(context, word_starts.value_rowids()), word_starts.flat_values,
+            word_ends.flat_values - word_starts.flat_values))
         ids = self.tokenizer(words.flat_values)  # [words, (pieces)]
         lengths = tf.gather(self._piece_bytes, ids)
         ends_in_word = tf.cumsum(lengths, axis=1)
@@ -97,7 +101,7 @@ class SquadServingModule(tf.Module):
         return per_example(ids), per_example(starts), per_example(ends)
 
     def _serve_text(self, question, context):
-        texts = checked_text({"question": question, "context": context}, self.max_batch_size, self.max_string_bytes)
+        texts = self.checked_text({"question": question, "context": context})
         question, context = texts["question"], texts["context"]
         query = tf.cast(self.tokenizer(question)[:, :self.max_query_length], tf.int32)
         ids, starts, ends = self._context_pieces(context)
@@ -107,7 +111,7 @@ class SquadServingModule(tf.Module):
         first_piece = tf.gather(tf.cast(ids.row_starts(), tf.int32), windows.question)
         doc = positions.with_flat_values(tf.gather(tf.cast(ids.flat_values, tf.int32), (
             positions + first_piece[:, tf.newaxis]).flat_values))
-        outputs = self._model_outputs(self._window_inputs(tf.gather(query, windows.question), doc))
+        outputs = self.model_outputs(self._window_inputs(tf.gather(query, windows.question), doc))
         if self.model.version_2_with_negative:
             start, end, scores = beam_pairs(outputs)
         else:
@@ -132,14 +136,8 @@ class SquadServingModule(tf.Module):
 
     def _window_inputs(self, query, doc):
         """`[CLS] question [SEP] window [SEP]` rows padded to max_seq_length, as the feature files hold them."""
-        rows = query.nrows()
-        cls = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.cls_id))
-        sep = tf.RaggedTensor.from_tensor(tf.fill([rows, 1], self.tokenizer.sep_id))
-        word_ids = tf.concat([cls, query, sep, doc, sep], 1)
-        type_ids = tf.concat([tf.zeros_like(cls), tf.zeros_like(query), tf.zeros_like(sep), tf.ones_like(doc),
-                              tf.ones_like(sep)], 1)
-        p_mask = tf.concat([tf.zeros_like(cls), tf.ones_like(query), tf.ones_like(sep), tf.zeros_like(doc),
-                            tf.ones_like(sep)], 1)
+        word_ids, type_ids, p_mask = packed_pair(query, doc, self.tokenizer.cls_id, self.tokenizer.sep_id,
+                                                 (0, 0, 0, 1, 1), (0, 1, 1, 0, 1))
         shape = [None, self.max_seq_length]
         return {
             "input_word_ids": word_ids.to_tensor(self.tokenizer.pad_id, shape=shape),
@@ -148,37 +146,20 @@ class SquadServingModule(tf.Module):
             "p_mask": p_mask.to_tensor(1, shape=shape),
         }
 
-    def _model_outputs(self, inputs):
-        # An empty batch has no [CLS] column for the model to read: answer it with empty outputs.
-        def empty():
-            one_row = {name: tf.zeros([1, self.max_seq_length], tf.int32) for name in inputs}
-            return tf.nest.map_structure(lambda value: value[:0], self.model(one_row, training=False))
-
-        return tf.cond(tf.size(inputs["input_word_ids"]) > 0, lambda: self.model(inputs, training=False), empty)
-
-    def _serve_token_ids(self, inputs):
-        return self._model_outputs(checked_token_ids(inputs, self.max_windows, "max_windows"))
-
-    def signatures(self):
-        return {
-            "serving_default": self.serve_text.get_concrete_function(),
-            TOKEN_IDS_SIGNATURE: self.serve_token_ids.get_concrete_function(),
-        }
-
 
 def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=384, doc_stride=128,
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
                  version=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES):
-    """Writes `<export_dir>/<version>/` for an `AlbertQuestionAnswering` (traced in float32 with the
-    reference kernels, whatever it was trained with), serving requests of at most `max_batch_size`
+                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, kernels="reference"):
+    """Writes `<export_dir>/<version>/` for an `AlbertQuestionAnswering` (traced in float32 with
+    `kernels`, whatever it was trained with), serving requests of at most `max_batch_size`
     questions, `max_windows` windows and `max_string_bytes` bytes per string; returns that path."""
     module = SquadServingModule(model, spm_model_file, do_lower_case=do_lower_case, max_seq_length=max_seq_length,
                                 doc_stride=doc_stride, max_query_length=max_query_length, n_best_size=n_best_size,
                                 max_answer_length=max_answer_length,
                                 null_score_diff_threshold=null_score_diff_threshold,
                                 max_batch_size=max_batch_size, max_windows=max_windows,
-                                max_string_bytes=max_string_bytes)
+                                max_string_bytes=max_string_bytes, kernels=kernels)
     return save_versioned(module, export_dir, signatures=module.signatures(), version=version)
 
 

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from albert_tf.io_utils import atomic_outputs
 from albert_tf.progress import working
+from albert_tf.serving.export_journal import clean_dead_exports, journal
 
 
 # `<export_dir>/.version-N.reserved`: version N is taken by an export still being written.
@@ -75,13 +76,17 @@ def save_versioned_together(models, version=None, extra_files=None):
     taken meanwhile by another export is a ValueError, and this one is dropped, never merged into it."""
     for _, export_dir, _ in models:
         tf.io.gfile.makedirs(export_dir)
+        clean_dead_exports(export_dir)
     if version is None:
         with _free_version([export_dir for _, export_dir, _ in models]) as free:
             return save_versioned_together(models, free, extra_files)
     paths = [os.path.join(export_dir, str(version)) for _, export_dir, _ in models]
     if not any(tf.io.gfile.exists(path) for path in paths):
         try:
-            with atomic_outputs(paths) as temporaries:
+            with contextlib.ExitStack() as journals, atomic_outputs(paths) as temporaries:
+                for path, tmp in zip(paths, temporaries):  # a killed export's folders, removed by the next
+                    record = journals.enter_context(journal(os.path.dirname(path)))
+                    record([tmp], [], [])
                 for (module, _, signatures), files, path, tmp in zip(
                         models, extra_files or [{}] * len(models), paths, temporaries):
                     with working(f"writing the SavedModel {path}"):

@@ -11,9 +11,9 @@ model is the v1.1 head, whose start and end logits are scored independently; the
 logits depend on the start it is given, and its no-answer score has no place in that output.
 """
 
-from albert_tf.serving.litert_conversion import litert_model
-from albert_tf.serving.mediapipe_export import with_text_metadata
-from albert_tf.serving.tflite_metadata import signature_output_names
+from albert_tf.serving.litert.conversion import litert_model
+from albert_tf.serving.litert.mediapipe import check_vocabulary, with_text_metadata
+from albert_tf.serving.litert.metadata import signature_output_names
 
 # The Task Library's fixed sequence length (kMaxSeqLen) and question length (kMaxQueryLen).
 SEQ_LENGTH = 384
@@ -53,6 +53,7 @@ def task_library_question_answerer(model, spm_model_file, quantization="dynamic_
     `BertQuestionAnswerer`: int32 [1, 384] token inputs, `end_logits` and `start_logits`
     float32 [1, 384] out, the tokenizer in the metadata."""
     check_question_answerer(model.version_2_with_negative, model.albert.config)
+    check_vocabulary(model.albert.config, spm_model_file)
 
     def span_logits(task_model, inputs):
         # The v1.1 head reads no p_mask; the model's signature wants one.

@@ -2,7 +2,7 @@
 the encoder for `TextEmbedder` (Android, iOS, web and Python alike).
 
 What MediaPipe's BERT preprocessing does to a text decides the model's form: it lowercases one
-text, tokenizes it with the SentencePiece model named in the metadata (`tflite_metadata`; ours with
+text, tokenizes it with the SentencePiece model named in the metadata (`metadata`; ours with
 ALBERT's normalization compiled into its own, `folded_sentencepiece`), packs `[CLS] pieces [SEP]`,
 truncates and zero-pads to the sequence length of the model's static input shape and sets every
 segment id to 0. So the models take int32 [1, seq_length] inputs, and the classifier outputs the
@@ -12,8 +12,8 @@ softmax of its logits: MediaPipe reports the output tensor as the scores, unchan
 import tensorflow as tf
 
 from albert_tf.choices import EMBEDDING_POOLINGS
-from albert_tf.serving.litert_conversion import litert_model
-from albert_tf.serving.tflite_metadata import (LABELS_FILE, SENTENCEPIECE_FILE, SINGLE_TEXT_INPUTS, input_roles,
+from albert_tf.serving.litert.conversion import litert_model
+from albert_tf.serving.litert.metadata import (LABELS_FILE, SENTENCEPIECE_FILE, SINGLE_TEXT_INPUTS, input_roles,
                                                metadata_flatbuffer, with_metadata)
 from albert_tf.text.folded_sentencepiece import folded_model
 
@@ -40,6 +40,34 @@ def check_seq_length(seq_length, config):
                          f"{config.max_position_embeddings}, got {seq_length}")
 
 
+def check_vocabulary(config, spm_model_file):
+    """Raises ValueError unless `config` (an `AlbertConfig`) has as many token ids as
+    `spm_model_file` has pieces: the runtime tokenizes with that model alone, so any other
+    vocabulary reads other tokens than the model was trained on (or ids past its table)."""
+    from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
+
+    pieces = AlbertTokenizer(spm_model_file).vocab_size
+    if config.vocab_size != pieces:
+        raise ValueError(f"the model's vocab_size {config.vocab_size} differs from the {pieces} pieces of the "
+                         f"SentencePiece model {spm_model_file}")
+
+
+def check_label_names(label_names, num_labels):
+    """Raises ValueError unless `label_names` are `num_labels` (at least 2) distinct names, each
+    non-empty, on one line and without NUL: the label file holds one name per line, and a runtime
+    reports a category by its name."""
+    if len(label_names) != num_labels:
+        raise ValueError(f"{len(label_names)} label names for a classifier of {num_labels} labels")
+    if num_labels < 2:
+        raise ValueError(f"a classifier needs at least 2 labels, got {list(label_names)}")
+    for label in label_names:
+        if not isinstance(label, str) or not label.strip() or any(char in label for char in "\r\n\x00"):
+            raise ValueError(f"label name {label!r}: expected a non-empty name on one line, without NUL")
+    duplicates = sorted({label for label in label_names if label_names.count(label) > 1})
+    if duplicates:
+        raise ValueError(f"label names {duplicates} appear more than once: each label needs its own name")
+
+
 def with_text_metadata(content, spm_model_file, name, description, outputs, labels=None,
                        input_descriptions=SINGLE_TEXT_INPUTS):
     """`content` (a `.tflite` of our three token inputs) with the metadata and files MediaPipe's
@@ -61,11 +89,8 @@ def mediapipe_classifier(classifier, spm_model_file, label_names, seq_length=DEF
     """The `.tflite` (bytes) of `classifier` (an `AlbertClassifier`) for MediaPipe's `TextClassifier`:
     int32 [1, seq_length] inputs, `probabilities` [1, labels] out, `label_names` in the label file."""
     check_seq_length(seq_length, classifier.albert.config)
-    if len(label_names) != classifier.num_labels:
-        raise ValueError(f"{len(label_names)} label names for a classifier of {classifier.num_labels} labels")
-    for label in label_names:  # the label file holds one name per line
-        if not isinstance(label, str) or not label.strip() or any(char in label for char in "\r\n"):
-            raise ValueError(f"label name {label!r}: expected a non-empty name on one line")
+    check_label_names(list(label_names), classifier.num_labels)
+    check_vocabulary(classifier.albert.config, spm_model_file)
 
     def probabilities(model, inputs):
         return {CLASSIFIER_OUTPUT: tf.nn.softmax(model(inputs, training=False)["logits"], axis=-1)}
@@ -83,6 +108,7 @@ def mediapipe_embedder(albert, spm_model_file, seq_length=DEFAULT_SEQ_LENGTH, qu
     text's tokens (`pooling="mean"`, the better sentence embedding of a pretrained ALBERT on STS-B
     dev: bench/embedding_pooling.py) or the pooled output (`"pooled"`)."""
     check_seq_length(seq_length, albert.config)
+    check_vocabulary(albert.config, spm_model_file)
 
     def embedding(model, inputs):
         outputs = model(inputs, training=False)

@@ -1,19 +1,15 @@
-"""A fine-tuned classifier as LiteRT (TensorFlow Lite) models, in two forms.
+"""LiteRT files for devices, written as a set: the classifier's (`export_tflite`):
+`classifier_float32.tflite` and `classifier_dynamic_int8.tflite`, the MediaPipe Tasks form
+(`mediapipe.mediapipe_classifier`): raw text in through the `TextClassifier` of MediaPipe (Android,
+iOS, web, Python) with the SentencePiece model and label names in the file's TFLite metadata, or
+token ids int32 [1, seq_length] through any LiteRT interpreter; `probabilities` [1, labels] out.
+The encoder's are `embedder_*.tflite` (`TextEmbedder`), a SQuAD v1.1 model's
+`question_answerer_*.tflite` (`task_library`), for the TFLite Task Library's `BertQuestionAnswerer`.
 
-For a device (`export_tflite`): `classifier_float32.tflite` and `classifier_dynamic_int8.tflite`,
-the MediaPipe Tasks form (`mediapipe_export.mediapipe_classifier`): raw text in through the
-`TextClassifier` of MediaPipe (Android, iOS, web, Python) with the SentencePiece model and label
-names in the file's metadata, or token ids int32 [1, seq_length] through any LiteRT interpreter;
-`probabilities` [1, labels] out. A SQuAD v1.1 model's are `question_answerer_float32.tflite` and
-`question_answerer_dynamic_int8.tflite` (`task_library_export`), for the TFLite Task Library's
-`BertQuestionAnswerer`.
-
-For TF Serving's `--prefer_tflite_model` (`tflite_classifier`): the one signature `serving_default`
-takes `input_word_ids`, `input_mask`, `input_type_ids` int32 [batch, seq] (any seq up to
-max_position_embeddings; the interpreter resizes) and returns `logits` float32 [batch, labels] in
-the task's label order, what a server's batches of any shape need. Its clients tokenize with
-`albert_tf.text.tokenization.AlbertTokenizer`: ALBERT's text normalization is TensorFlow string
-ops that TFLite has no builtin for.
+A model in use is never replaced: existing files are refused, before the conversion and again as
+they are published; the files appear together once all are written, or none does. An export
+killed meanwhile leaves a journal (`export_journal`), and the next export into the directory
+removes what it left (hidden temporaries, a lone first file, a reserved empty name) first.
 """
 
 import os
@@ -22,29 +18,22 @@ import tensorflow as tf
 
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.io_utils import atomic_outputs
-from albert_tf.serving.litert_conversion import litert_model
-from albert_tf.serving.mediapipe_export import DEFAULT_SEQ_LENGTH, mediapipe_classifier, mediapipe_embedder
-from albert_tf.serving.task_library_export import task_library_question_answerer
+from albert_tf.serving.export_journal import clean_dead_exports, journal
+from albert_tf.serving.litert.mediapipe import DEFAULT_SEQ_LENGTH, mediapipe_classifier, mediapipe_embedder
+from albert_tf.serving.litert.task_library import task_library_question_answerer
 
-# The file TF Serving's `--prefer_tflite_model=true` looks for in a SavedModel version directory.
-SERVING_TFLITE_FILE = "model.tflite"
-QUESTION_ANSWERER_STEM = "question_answerer"
+CLASSIFIER_STEM, EMBEDDER_STEM, QUESTION_ANSWERER_STEM = "classifier", "embedder", "question_answerer"
 
 
-def tflite_classifier(classifier, quantization="dynamic_int8"):
-    """The LiteRT flatbuffer (bytes) of `classifier` (an `AlbertClassifier`) for TF Serving, float32
-    weights or dynamic-range int8 ones: token ids of any shape in, logits out."""
-    return litert_model(classifier, lambda model, inputs: {"logits": model(inputs, training=False)["logits"]},
-                        quantization)
-
-
-def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS, stem="classifier"):
+def tflite_paths(export_dir, quantizations=TFLITE_QUANTIZATIONS, stem=CLASSIFIER_STEM):
     """`<export_dir>/<stem>_<quantization>.tflite` for each of `quantizations`."""
     return [os.path.join(export_dir, f"{stem}_{quantization}.tflite") for quantization in quantizations]
 
 
 def refuse_existing(paths):
-    """Raises ValueError naming the files of `paths` that exist: a model in use is never replaced."""
+    """Raises ValueError naming the files of `paths` that exist: a model in use is never replaced.
+    What a killed export left in their directory is removed first (`clean_dead_exports`)."""
+    clean_dead_exports(os.path.dirname(paths[0]))
     # A local name taken by a link to nothing counts too: publishing would fail on it after the work.
     existing = [path for path in paths if (tf.io.gfile.exists(path) if "://" in path else os.path.lexists(path))]
     if existing:
@@ -59,9 +48,11 @@ def _write_new(paths, make_content):
     files appear together once all are written, or none does."""
     refuse_existing(paths)
     contents = [make_content(i) for i in range(len(paths))]
-    tf.io.gfile.makedirs(os.path.dirname(paths[0]))
+    directory = os.path.dirname(paths[0])
+    tf.io.gfile.makedirs(directory)
     try:
-        with atomic_outputs(paths, replace=False) as temporaries:
+        with journal(directory) as record, atomic_outputs(paths, replace=False) as temporaries:
+            record(temporaries, paths, [len(content) for content in contents])
             for tmp, content in zip(temporaries, contents):
                 with tf.io.gfile.GFile(tmp, "wb") as handle:
                     handle.write(content)
@@ -83,7 +74,7 @@ def export_tflite_embedder(albert, export_dir, spm_model_file, seq_length=DEFAUL
                            quantizations=TFLITE_QUANTIZATIONS, pooling="mean"):
     """Writes `tflite_paths(export_dir, quantizations, "embedder")`, the MediaPipe `TextEmbedder`
     models of `albert` (`mediapipe_embedder`); returns them. Existing files are refused."""
-    return _write_new(tflite_paths(export_dir, quantizations, "embedder"), lambda i: mediapipe_embedder(
+    return _write_new(tflite_paths(export_dir, quantizations, EMBEDDER_STEM), lambda i: mediapipe_embedder(
         albert, spm_model_file, seq_length, quantizations[i], pooling))
 
 

@@ -11,7 +11,7 @@ the output's label file and score range.
 The metadata flatbuffer is encoded here with the `flatbuffers` package (a TensorFlow dependency):
 the classes MediaPipe generates for its schema would make `mediapipe` (opencv, matplotlib, wheels
 for a few platforms) a requirement of every export for a dozen small tables.
-The model itself is edited with TensorFlow's own TFLite schema classes, as its converter does.
+The model itself is edited with the LiteRT flatbuffer schema classes TensorFlow ships, as its converter does.
 """
 
 import io

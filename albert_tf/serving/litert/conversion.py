@@ -1,4 +1,4 @@
-"""A model's function as a LiteRT (TensorFlow Lite) flatbuffer: float32, or dynamic-range int8.
+"""A model's function as a LiteRT flatbuffer (`.tflite`): float32, or dynamic-range int8.
 
 Dynamic-range quantization stores every matmul weight as int8 (a quarter of the size) and
 quantizes activations on the fly; the accuracy it costs is measured in the docs, not assumed.
@@ -14,7 +14,7 @@ from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.models.serialization import copied
 from albert_tf.progress import working
-from albert_tf.serving.export_kernels import PORTABLE_DTYPE
+from albert_tf.serving.export_module import PORTABLE_DTYPE
 
 
 def litert_model(model, outputs, quantization="dynamic_int8", shape=(None, None), per_channel_dense=True):
