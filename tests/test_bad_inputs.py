@@ -1599,7 +1599,7 @@ def _an_exported(kind):
     """model.tflite: a tiny classifier's or embedder's MediaPipe export, which the Task Library loads."""
     def prepare(tmp_path):
         from albert_tf import AlbertClassifier, AlbertModel
-        from albert_tf.serving.tflite_export import export_tflite, export_tflite_embedder
+        from albert_tf.serving.litert.publish import export_tflite, export_tflite_embedder
         from model_test_data import tiny
 
         _qa_files()(tmp_path)
