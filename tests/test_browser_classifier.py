@@ -1,15 +1,12 @@
 """The classifier page (web/) in a real headless Chromium: the scores it shows for typed sentences
 are MediaPipe Python's for the same exported file, label names and all.
 
-The module fixture runs web/install_browser.sh, which installs Debian's chromium and the page's
-pinned npm packages when they are missing (about a second when they are not; apt-get needs root or
-sudo): the README's test command needs no step of its own for this test, and a machine where the
-browser cannot be installed fails here, nothing is skipped.
+The `browser` fixture (tests/browser_page.py) installs Chromium and web/'s npm packages when they
+are missing: nothing is skipped for want of a browser.
 """
 
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,12 +16,11 @@ from albert_tf import AlbertClassifier, AlbertModel
 from albert_tf.choices import TFLITE_QUANTIZATIONS
 from albert_tf.serving.litert.publish import export_tflite, export_tflite_embedder
 from albert_tf.serving.serving_tflite import tflite_classifier
-from glue_test_data import REPO, SPM_MODEL, load_bench_script
+import browser_page
+from browser_page import FLOAT_TOLERANCE, bench_browser
+from glue_test_data import REPO, SPM_MODEL
 from model_test_data import tiny
 
-# The page runs MediaPipe's C++ compiled to WebAssembly (XNNPACK's WebAssembly kernels), Python its
-# native build: float32 sums in other orders at most.
-FLOAT_TOLERANCE = 1e-5
 LABELS = ["negative", "neutral", "positive"]
 SEQ_LENGTH = 32
 # What a user types: capitals, an accent, digits, runs of spaces, nothing at all, and a text past
@@ -38,12 +34,7 @@ SENTENCES = [
     "feels earned : funny , sad , angry and , above all , honest about the people it shows .",
 ]
 
-bench_browser = load_bench_script("bench_browser")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    subprocess.run(["bash", os.path.join(REPO, "web", "install_browser.sh")], check=True)
+browser = browser_page.browser
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """Fine-tuning on one's own files (run_classifier.py --train_file): CSV, TSV and JSON Lines written here,
-three named labels and a pair regression, evaluated, served from a fresh process, run by MediaPipe and
-converted to Hugging Face, each with the label names; docs/fine_tuning.md's Python lines as printed.
+three named labels and a pair regression, evaluated, served from a fresh process, run by MediaPipe (in
+Python and on web/'s page) and converted to Hugging Face, each with the label names;
+docs/fine_tuning.md's Python lines as printed.
 Bad files: tests/test_bad_task_inputs.py (_BAD_OWN_DATA)."""
 
 import csv
@@ -15,12 +16,15 @@ import numpy as np
 import pytest
 
 from albert_tf.glue import own_data
+import browser_page
+from browser_page import FLOAT_TOLERANCE, bench_browser
 from glue_test_data import REPO
 import script_process
 
 SCRIPT = os.path.join(REPO, "run_classifier.py")
 TINY_RUN = ("--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=8", "--train_step=4",
             "--save_checkpoints_steps=2", "--learning_rate=1e-3")
+browser = browser_page.browser
 MOODS = {"happy": ["great fun", "loved every minute", "what a wonderful day"],
          "sad": ["a terrible loss", "it hurts so much", "cried all night"],
          "angry": ["furious about it", "so annoyed", "I hate this, really"]}
@@ -97,9 +101,10 @@ def test_glue_tasks_name_their_labels_as_tfds_does_and_label_names_overrides_the
 
 
 @pytest.mark.slow
-def test_three_named_labels_from_csv_jsonl_and_tsv_reach_every_output(tmp_path):
+def test_three_named_labels_from_csv_jsonl_and_tsv_reach_every_output(browser, tmp_path):
     """Train on a CSV, evaluate on JSON Lines, predict a TSV; the SavedModel (a fresh process), the
-    MediaPipe model and the Hugging Face conversion all say the label names."""
+    MediaPipe model (in Python and on web/'s page in headless Chromium) and the Hugging Face
+    conversion all say the label names."""
     with open(tmp_path / "train.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["review", "mood"])
@@ -131,12 +136,17 @@ def test_three_named_labels_from_csv_jsonl_and_tsv_reach_every_output(tmp_path):
 
     mediapipe = tmp_path / "mediapipe.json"
     (tmp_path / "texts.json").write_text(json.dumps(texts))
-    subprocess.run([sys.executable, os.path.join(REPO, "bench", "mediapipe_tasks.py"), "classify",
-                    str(tmp_path / "tflite" / "classifier_float32.tflite"), str(tmp_path / "texts.json"),
-                    str(mediapipe)], check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", GLOG_minloglevel="2"))
+    tflite = str(tmp_path / "tflite" / "classifier_float32.tflite")
+    subprocess.run([sys.executable, os.path.join(REPO, "bench", "mediapipe_tasks.py"), "classify", tflite,
+                    str(tmp_path / "texts.json"), str(mediapipe)],
+                   check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", GLOG_minloglevel="2"))
     scored = json.loads(mediapipe.read_text())
-    assert scored["category_names"] == names  # what the page and an app show beside each score
+    assert scored["category_names"] == names  # what an app shows beside each score
     np.testing.assert_allclose(scored["outputs"], probabilities, atol=1e-5)
+    page = bench_browser.page_results(tflite, texts)  # web/'s page, as typed into it
+    assert [(result["text"], result["labels"]) for result in page["results"]] == [(text, names) for text in texts]
+    np.testing.assert_allclose([result["scores"] for result in page["results"]], scored["outputs"], rtol=0,
+                               atol=FLOAT_TOLERANCE)
 
     converted = subprocess.run([sys.executable, "-m", "albert_cli.convert", f"--from={output_dir}/best/model",
                                 f"--to={tmp_path / 'hf'}", "--format=hf"], capture_output=True, text=True, cwd=REPO,
