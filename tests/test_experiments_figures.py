@@ -3,13 +3,13 @@ an axis that shows the noise, and the committed figures' numbers equal to docs/p
 
 import json
 import os
-import re
 
 import pytest
 
 from albert_cli.experiments import comparison, report, sop_vs_nsp
 from tests.experiments_test_data import png_size
 from tests.test_experiments_cli import REPO_ROOT, _run
+from tests.test_experiments_paper import _doc_tables
 
 FIGURES_DIR = os.path.join(REPO_ROOT, "docs", "paper_experiments")
 DRAW = {"sharing": comparison.draw, "embedding_size": comparison.draw, "sop_vs_nsp": sop_vs_nsp.draw}
@@ -36,9 +36,9 @@ def test_names_and_ticks_do_not_overprint(name):
     for axes in figure.axes:
         assert not _overlapping(axes.get_yticklabels()), name
         assert not _overlapping(axes.get_xticklabels()), name
-    variants = [label.get_text() for label in figure.axes[0].get_yticklabels()]
-    assert len(variants) == len(set(variants)) == len(sop_vs_nsp._trained(_recorded(name)[0])
-                                                      if name == "sop_vs_nsp" else _recorded(name)[0]["variants"])
+    first = _recorded(name)[0]
+    expected = sop_vs_nsp._trained(first) if name == "sop_vs_nsp" else first["variants"]
+    assert [label.get_text() for label in figure.axes[0].get_yticklabels()] == [row["variant"] for row in expected]
 
 
 def test_sharing_figure_draws_each_floor_and_the_noise():
@@ -68,33 +68,32 @@ def test_sop_vs_nsp_figure_names_its_dotted_lines():
         assert all(label in legend for label in _dotted_levels(axes).values())
 
 
-def _table(markdown, heading):
-    """The rows (lists of cells) of the first table after `heading` in docs/paper_experiments.md."""
-    section = markdown.split(heading, 1)[1]
-    lines = []
-    for block in section.split("\n\n"):
-        if block.startswith("| "):
-            lines = block.splitlines()
-            break
-    return [[cell.strip().strip("*") for cell in line.strip("|").split("|")] for line in lines[2:]]
+def _section(tables, prefix):
+    return next(rows for name, rows in tables.items() if name and name.startswith(prefix))
 
 
 def test_the_recorded_numbers_are_the_docs_tables():
-    with open(os.path.join(REPO_ROOT, "docs", "paper_experiments.md")) as handle:
-        markdown = handle.read()
-    for name, heading, columns in (
-            ("sharing", "## Cross-layer sharing", {3: "heldout_masked_lm_accuracy", 4: "heldout_sentence_order_accuracy", 5: "dev_score"}),
-            ("embedding_size", "## Embedding size", {4: "heldout_masked_lm_accuracy", 5: "heldout_sentence_order_accuracy", 6: "dev_score"})):
+    tables = _doc_tables()
+    for name, prefix, columns in (
+            ("sharing", "Cross-layer sharing", {"held-out MLM acc": "heldout_masked_lm_accuracy",
+                                                "held-out SOP acc": "heldout_sentence_order_accuracy",
+                                                "MRPC dev acc": "dev_score"}),
+            ("embedding_size", "Embedding size", {"held-out MLM acc": "heldout_masked_lm_accuracy",
+                                                  "held-out SOP acc": "heldout_sentence_order_accuracy",
+                                                  "MRPC dev acc": "dev_score"})):
         rows = {row["variant"]: row for row in _recorded(name)[0]["variants"]}
-        table = _table(markdown, heading)
-        assert [cells[0] for cells in table] == list(rows)
+        table = _section(tables, prefix)
+        assert [cells["variant"] for cells in table] == list(rows)
         for cells in table:
-            assert {key: float(cells[index]) for index, key in columns.items()} == {key: rows[cells[0]][key] for key in columns.values()}
+            assert {key: float(cells[column]) for column, key in columns.items()} == \
+                {key: rows[cells["variant"]][key] for key in columns.values()}
     rows = {row["variant"]: row for row in _recorded("sop_vs_nsp")[0]["variants"]}
-    for cells in _table(markdown, "## Sentence-pair loss")[:3]:
-        shown = [float(re.sub("%$", "", cell)) for cell in cells[1:5]]
-        recorded = [100 * rows[cells[0]][key] for key in ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", "dev_score")]
-        assert shown == pytest.approx(recorded, abs=0.05 + 1e-9), cells[0]  # the table's one decimal
+    columns = {"held-out MLM": "mlm_accuracy", "held-out NSP": "nsp_accuracy", "held-out SOP": "sop_accuracy",
+               "MRPC dev": "dev_score"}
+    for cells in _section(tables, "Sentence-pair loss")[:3]:
+        shown = [float(cells[column].strip("*%")) for column in columns]
+        recorded = [100 * rows[cells["pretrained with"]][key] for key in columns.values()]
+        assert shown == pytest.approx(recorded, abs=0.05 + 1e-9), cells  # the table's one decimal
 
 
 def test_redraw_writes_the_figure(tmp_path):
