@@ -63,13 +63,13 @@ def accuracy_figure(runs, panels, rows_of=lambda results: results["variants"]):
                 shown = [(values[name], position) for name, position in zip(names, positions) if name in values]
                 if shown:
                     axes.plot(*zip(*shown), "o", color=f"C{index}", markerfacecolor="none", label=seed)
-                    span += list(values.values())
+                    span += [value for value, _ in shown]
             level = panel.majority(results) if panel.majority else None
             if level is not None:
                 axes.axvline(level, color="grey" if index == 0 else f"C{index}", linestyle=":", linewidth=1.5,
                              label=f"always the commoner label ({seed}): {level:.4f}")
                 span.append(level)
-        margin = 0.08 * (max(span) - min(span))
+        margin = 0.08 * (max(span) - min(span)) or 0.01  # (one value everywhere: a tiny run's 0.0 or 1.0)
         axes.set(title=panel.title, xlim=(min(span) - margin, max(span) + margin))
         axes.xaxis.set_major_locator(matplotlib_module("matplotlib.ticker").MaxNLocator(nbins=5))
         axes.grid(axis="x", alpha=0.3)
