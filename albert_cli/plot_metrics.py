@@ -5,7 +5,8 @@
 (`python -m albert_cli.plot_metrics ...` in a checkout.)
 
 OUTPUT_DIR of `run_pretraining.py` (its `metrics.jsonl`): `pretraining_curves.png`, masked-LM and
-sentence-order accuracy and loss by step, training against held-out. OUTPUT_DIR of
+sentence-order accuracy and loss by step, training against held-out, with sentence order's chance
+level (0.5) dotted. OUTPUT_DIR of
 `run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
 `fine_tuning_curves.png`, the training loss and every dev metric by step, one line per seed. Figures go to `--out_dir`
 (default OUTPUT_DIR). matplotlib (the `plots` extra) is imported only when a figure is drawn.
@@ -26,6 +27,7 @@ EVAL_HISTORY_FILE = "eval_history.json"  # albert_tf.training.evaluated_training
 TRAIN_LOSS_KEY = "train_loss"  # albert_tf.training.evaluated_training: the one key that is not a dev metric
 PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
 SPLIT_LABELS = {"train": "training", "eval": "held-out"}
+SENTENCE_ORDER_CHANCE = 0.5
 
 
 def read_jsonl(path):
@@ -60,19 +62,32 @@ def _numeric(records, name):
     return [p[0] for p in points], [p[1] for p in points]
 
 
-def plot_pretraining(records, path):
-    """Training vs held-out curves of `metrics.jsonl` records, one panel per metric."""
-    plt = _pyplot()
+def pretraining_figure(plt, records):
+    """Training vs held-out curves of `metrics.jsonl` records, one panel per metric; returns
+    (figure, axes by metric name)."""
     figure, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for axis, name in zip(axes.flat, PRETRAINING_PANELS):
+    panels = dict(zip(PRETRAINING_PANELS, axes.flat))
+    for name, axis in panels.items():
         for split, label in SPLIT_LABELS.items():
             steps, values = _numeric([r for r in records if r.get("split") == split], name)
             if steps:
                 axis.plot(steps, values, marker="o" if split == "eval" else None, markersize=3, label=label)
         axis.set(title=name.replace("_", " "), xlabel="step")
         axis.grid(alpha=0.3)
-        axis.legend()
+    # metrics.jsonl does not record the data's label balance: 0.5 is the floor of balanced labels.
+    panels["sentence_order_accuracy"].axhline(SENTENCE_ORDER_CHANCE, color="grey", linestyle=":",
+                                              label="0.5, chance on balanced labels (the data's "
+                                                    "commoner label can be a little higher)")
+    for axis in panels.values():
+        axis.legend(fontsize="small")
     figure.tight_layout()
+    return figure, panels
+
+
+def plot_pretraining(records, path):
+    """The pretraining curves' figure as a PNG at `path`."""
+    plt = _pyplot()
+    figure, _ = pretraining_figure(plt, records)
     _save(figure, path)
     plt.close(figure)
 

@@ -21,6 +21,9 @@ def _run(args):
     (["sharing", "--glue_data_dir=/no/glue"], "--glue_data_dir: /no/glue/MRPC does not exist"),
     (["sharing", "--speed_models=bert_base"], "--speed_models applies to size_and_speed only"),
     (["layer_transitions", "--init_checkpoint=/tmp/x"], "--init_checkpoint needs --albert_config_file"),
+    (["sharing", "--redraw=/no/such.json"], "--redraw /no/such.json: cannot read it as JSON"),
+    (["sharing", "--redraw=docs/paper_experiments/sop_vs_nsp.json"], "not sharing results (missing or malformed field"),
+    (["layer_transitions", "--redraw=docs/paper_experiments/sharing.json"], "--redraw applies to the experiments"),
 ])
 def test_bad_input_is_one_line(tmp_path, args, expected):
     output_dir = tmp_path / "out"

@@ -13,6 +13,12 @@ def _check_outputs(setup, results, num_variants):
         assert 0.0 <= row["heldout_masked_lm_accuracy"] <= 1.0
         assert 0.0 <= row["dev_score"] <= 1.0
         assert row["heldout_eval_steps"] == setup.eval_batches
+    # the error bars' n: every pair of the evaluated batches, up to max_predictions_per_seq tokens each
+    counts = results["counts"]
+    assert counts["sentence_pairs"] == setup.eval_batches * setup.train_batch_size
+    assert 0 < counts["masked_lm_predictions"] <= counts["sentence_pairs"] * setup.max_predictions_per_seq
+    assert counts["dev_examples"] == 8
+    assert 0.5 <= results["heldout_sop_majority_accuracy"] <= 1.0
     with open(os.path.join(setup.output_dir, "results.md")) as handle:
         assert handle.read().count("\n| ") == num_variants + 1  # heading + one row each
     assert png_size(os.path.join(setup.output_dir, "figure.png"))[0] > 100

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from albert_cli.plot_metrics import plot_metrics
+from albert_cli import plot_metrics as plot_metrics_module
+from albert_cli.plot_metrics import plot_metrics, read_jsonl
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,6 +39,20 @@ def test_pretraining_and_fine_tuning_figures(tmp_path):
     written = plot_metrics(str(tmp_path), str(tmp_path / "figures"))
     assert [os.path.basename(path) for path in written] == ["pretraining_curves.png", "fine_tuning_curves.png"]
     assert all(_is_png(path) and os.path.getsize(path) > 1000 for path in written)
+
+
+def test_the_sentence_order_panel_draws_its_chance_level(tmp_path):
+    _write_pretraining_metrics(tmp_path)
+    plt = plot_metrics_module._pyplot()
+    figure, panels = plot_metrics_module.pretraining_figure(plt, read_jsonl(str(tmp_path / "metrics.jsonl")))
+    dotted = {name: [line for line in axis.get_lines() if line.get_linestyle() == ":"] for name, axis in panels.items()}
+    assert [list(line.get_ydata()) for line in dotted.pop("sentence_order_accuracy")] == [[0.5, 0.5]]
+    assert not any(dotted.values())  # only that panel has a floor
+    legend = [text.get_text() for text in panels["sentence_order_accuracy"].get_legend().get_texts()]
+    assert any(label.startswith("0.5, chance") for label in legend)
+    low, high = panels["sentence_order_accuracy"].get_ylim()
+    assert low < 0.5 < high
+    plt.close(figure)
 
 
 def test_directory_without_metrics_is_an_error(tmp_path):

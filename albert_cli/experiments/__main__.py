@@ -2,6 +2,7 @@
 
     albert-experiments sharing --output_dir=output/experiments/sharing
     albert-experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
+    albert-experiments sharing --redraw=docs/paper_experiments/sharing.json --output_dir=/tmp/sharing
 
 (`python -m albert_cli.experiments ...` in a checkout.)
 Defaults fit a 2-core CPU (about an hour each at most); `--scale` multiplies the training steps.
@@ -18,6 +19,7 @@ from albert_cli.figures import matplotlib_module
 from albert_cli.output_lock import lock_output_dir
 from albert_cli.tensorflow_logs import quiet_tensorflow
 from albert_cli.experiments import EXPERIMENTS
+from albert_tf.json_text import parse_json
 
 prefer_onednn()  # before TensorFlow loads
 quiet_tensorflow()
@@ -38,12 +40,16 @@ flags.DEFINE_integer("seed", 12345, "Seed of data, initialisation and data order
 flags.DEFINE_enum("kernels", "auto", ["auto", "reference", "cpu"], "Kernel set (albert_tf.kernels); auto = cpu without GPU/TPU.")
 flags.DEFINE_string("init_checkpoint", None, "layer_transitions only: measure this pretraining checkpoint instead of training two models.")
 flags.DEFINE_string("albert_config_file", None, "layer_transitions only: the config of --init_checkpoint.")
+flags.DEFINE_string("redraw", None, "sharing, embedding_size, sop_vs_nsp: no training; draw figure.png into "
+                    "--output_dir from this results.json, or from a JSON list of several seeds' results (the first "
+                    "with error bars), such as docs/paper_experiments/<name>.json.")
 flags.DEFINE_list("speed_models", None, "size_and_speed only: the models to time (default: all but "
                   "bert_xlarge and albert_xxlarge, which need more memory than a small machine has).")
 for _name, _type in OVERRIDABLE.items():
     (flags.DEFINE_integer if _type is int else flags.DEFINE_float)(_name, None, f"Override the experiment's {_name}.")
 
 FLAGS = flags.FLAGS
+NOT_REDRAWN = ("layer_transitions", "size_and_speed")  # their figures are not redrawn from results yet
 
 
 def make_setup(name, module):
@@ -81,12 +87,40 @@ def run_kwargs(name):
     return {}
 
 
+def redraw(name, module, path):
+    """figure.png of `path`'s recorded results, drawn by the code a run draws with."""
+    from albert_cli.experiments import report  # pylint: disable=g-import-not-at-top
+    from albert_cli.experiments.setup import FIGURE_PNG  # pylint: disable=g-import-not-at-top
+
+    require(hasattr(module, "draw"), f"--redraw applies to the experiments that draw from their results: "
+                                     f"{', '.join(n for n in EXPERIMENTS if n not in NOT_REDRAWN)}")
+    try:
+        with open(path, "rb") as handle:
+            runs = parse_json(handle.read())
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--redraw {path}: cannot read it as JSON ({getattr(error, 'strerror', None) or error})") from None
+    runs = [runs] if isinstance(runs, dict) else runs
+    require(isinstance(runs, list) and runs and all(isinstance(run, dict) for run in runs),
+            f"--redraw {path}: expected a {name} results.json object or a list of them")
+    try:
+        figure = module.draw(runs)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as error:
+        raise UsageError(f"--redraw {path}: not {name} results (missing or malformed field {error})") from None
+    output_dir = FLAGS.output_dir or os.path.join("output", "experiments", name)
+    require_output_dir("output_dir", output_dir)  # after the drawing: a bad file leaves no directory behind
+    figure_path = os.path.join(output_dir, FIGURE_PNG)
+    report.save_figure(figure, figure_path)
+    print(f"wrote {figure_path}")
+
+
 def main(argv):
     require(len(argv) == 2 and argv[1] in EXPERIMENTS,
             f"usage: albert-experiments <name> [--flags]; <name> is one of {', '.join(EXPERIMENTS)}")
     name = argv[1]
     matplotlib_module()  # its figure is drawn last: say it is missing before the run, not after
     module = importlib.import_module(f"albert_cli.experiments.{name}")
+    if FLAGS.redraw is not None:
+        return redraw(name, module, FLAGS.redraw)
     setup = make_setup(name, module)
     kwargs = run_kwargs(name)
     require_output_dir("output_dir", setup.output_dir)

@@ -3,7 +3,8 @@ held-out MLM and sentence order, a downstream task, parameter counts; one table 
 
 from albert_cli.experiments import paper, report
 from albert_cli.experiments.data import pretraining_files
-from albert_cli.experiments.finetune import majority_dev_accuracy
+from albert_cli.experiments.finetune import dev_examples, majority_dev_accuracy
+from albert_cli.experiments.pretrain import heldout_counts, majority_accuracy
 from albert_cli.experiments.variants import train_and_score
 
 COLUMNS = [("variant", "variant"), ("parameters", "parameters"), ("paper_parameters", "paper parameters"),
@@ -24,19 +25,27 @@ def run_variants(setup, experiment, variants, paper_table, log):
             row["paper_parameters"], row["paper_average"] = paper.shown(parameters), paper.shown(average)
         rows.append(row)
     return {"experiment": experiment, "setup": vars(setup), "finetune_task": setup.finetune_task, "variants": rows,
-            "finetune_majority_accuracy": majority_dev_accuracy(setup)}
+            "finetune_majority_accuracy": majority_dev_accuracy(setup),
+            "heldout_sop_majority_accuracy": majority_accuracy(heldout_file, setup),
+            "counts": dict(heldout_counts(heldout_file, setup), dev_examples=dev_examples(setup))}
+
+
+def draw(runs):
+    """The figure of one or more seeds' results (the first is the table's): held-out MLM and SOP
+    accuracy and the downstream dev accuracy of every variant."""
+    task = runs[0]["finetune_task"]
+    return report.accuracy_figure(runs, [
+        report.Panel("heldout_masked_lm_accuracy", "held-out MLM accuracy", "masked_lm_predictions"),
+        report.Panel("heldout_sentence_order_accuracy", "held-out SOP accuracy", "sentence_pairs",
+                     lambda results: results.get("heldout_sop_majority_accuracy")),
+        report.Panel("dev_score", f"{task} dev accuracy", "dev_examples",
+                     lambda results: results.get("finetune_majority_accuracy")),
+    ])[0]
 
 
 def write(setup, title, results, notes=""):
     rows = results["variants"]
-    figure, (mlm_axes, dev_axes) = report.new_figure(2)
-    for axes, key, label in ((mlm_axes, "heldout_masked_lm_accuracy", "held-out MLM accuracy"),
-                             (dev_axes, "dev_score", f"{setup.finetune_task} dev accuracy")):
-        axes.scatter([row["parameters"] / 1e6 for row in rows], [row[key] for row in rows])
-        for row in rows:
-            axes.annotate(row["variant"], (row["parameters"] / 1e6, row[key]), fontsize=8)
-        axes.set(xlabel="parameters (millions)", ylabel=label)
     notes += (f"{setup.finetune_task} dev accuracy of always answering the commoner class: "
               f"{results['finetune_majority_accuracy']:.4f}.\n")
-    report.write_outputs(setup.output_dir, title, results, report.markdown_table(COLUMNS, rows), figure, notes)
+    report.write_outputs(setup.output_dir, title, results, report.markdown_table(COLUMNS, rows), draw([results]), notes)
     return results

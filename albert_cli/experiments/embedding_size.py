@@ -24,3 +24,6 @@ def run(setup, log=print):
     }
     results = comparison.run_variants(setup, "embedding_size", variants, paper.EMBEDDING_SIZE, log)
     return comparison.write(setup, TITLE, results, notes=f"H = {setup.hidden_size}.\n")
+
+
+draw = comparison.draw  # the figure, also of recorded results (--redraw)

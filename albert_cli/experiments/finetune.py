@@ -48,3 +48,8 @@ def majority_dev_accuracy(setup):
     _, train_labels = split_data(task, "train", setup)
     _, dev_labels = split_data(task, "dev", setup)
     return majority_baseline(task, train_labels, dev_labels)["accuracy"]
+
+
+def dev_examples(setup):
+    """How many dev examples the fine-tuned accuracy is over: the n of its error bar."""
+    return len(split_data(get_task(setup.finetune_task), "dev", setup)[1])

@@ -53,12 +53,24 @@ def heldout_metrics(trainer, heldout_file, setup):
     return trainer.evaluate(dataset, setup.eval_batches, setup.train_batch_size)
 
 
+def _heldout_batches(heldout_file, setup):
+    """The batches of `heldout_file` that `heldout_metrics` reads."""
+    dataset = pretraining_dataset(heldout_file, setup.max_seq_length, setup.max_predictions_per_seq,
+                                  setup.train_batch_size, is_training=False)
+    return list(dataset.take(setup.eval_batches))
+
+
 def majority_accuracy(heldout_file, setup):
     """The sentence-pair accuracy of always answering the commoner label, on the batches that
     `heldout_metrics` reads: the real chance level (SOP data holds more 1s than 0s, since a
     one-line chunk gets a random-document segment labelled 1, as in the original)."""
-    dataset = pretraining_dataset(heldout_file, setup.max_seq_length, setup.max_predictions_per_seq,
-                                  setup.train_batch_size, is_training=False)
-    labels = [batch["next_sentence_labels"].numpy() for batch in dataset.take(setup.eval_batches)]
+    labels = [batch["next_sentence_labels"].numpy() for batch in _heldout_batches(heldout_file, setup)]
     share_of_ones = float(np.concatenate(labels).mean())
     return max(share_of_ones, 1.0 - share_of_ones)
+
+
+def heldout_counts(heldout_file, setup):
+    """How many masked tokens and sentence pairs `heldout_metrics` scores: the n of their error bars."""
+    batches = _heldout_batches(heldout_file, setup)
+    return {"masked_lm_predictions": int(sum(batch["masked_lm_weights"].numpy().sum() for batch in batches)),
+            "sentence_pairs": int(sum(len(batch["next_sentence_labels"]) for batch in batches))}

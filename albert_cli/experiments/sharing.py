@@ -15,3 +15,6 @@ def run(setup, log=print):
     variants = {name: setup.base_config(sharing=sharing) for name, sharing in VARIANTS.items()}
     results = comparison.run_variants(setup, "sharing", variants, paper.SHARING, log)
     return comparison.write(setup, TITLE, results)
+
+
+draw = comparison.draw  # the figure, also of recorded results (--redraw)

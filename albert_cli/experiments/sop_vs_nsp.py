@@ -11,9 +11,9 @@ multi-sentence tasks.
 
 from albert_cli.experiments import paper, report
 from albert_cli.experiments.data import SENTENCE_TASKS, pretraining_files
-from albert_cli.experiments.finetune import majority_dev_accuracy
+from albert_cli.experiments.finetune import dev_examples, majority_dev_accuracy
 from albert_cli.experiments.mlm_only import MlmOnlyTrainer
-from albert_cli.experiments.pretrain import majority_accuracy
+from albert_cli.experiments.pretrain import heldout_counts, majority_accuracy
 from albert_cli.experiments.variants import train_and_score
 from albert_tf.pretraining.trainer import PretrainingTrainer
 
@@ -40,34 +40,43 @@ def run(setup, log=print):
         )
         rows.append(row)
     majority = {task: majority_accuracy(files[task][1], setup) for task in SENTENCE_TASKS}
+    majority["dev"] = majority_dev_accuracy(setup)
     rows.append({"variant": "always the commoner label", "nsp_accuracy": majority["nsp"],
-                 "sop_accuracy": majority["sop"], "dev_score": majority_dev_accuracy(setup)})
+                 "sop_accuracy": majority["sop"], "dev_score": majority["dev"]})
     results = {"experiment": "sop_vs_nsp", "setup": vars(setup), "finetune_task": setup.finetune_task,
-               "variants": rows, "majority_accuracy": majority}
+               "variants": rows, "majority_accuracy": majority,
+               "counts": dict(heldout_counts(files["sop"][1], setup), dev_examples=dev_examples(setup))}
     return write(setup, results)
+
+
+def _trained(results):
+    """The trained models' rows, named as the figure names them."""
+    return [dict(row, variant=LEGEND[row["variant"]]) for row in results["variants"] if row["variant"] in LEGEND]
+
+
+def _majority(task):
+    return lambda results: results.get("majority_accuracy", {}).get(task)
+
+
+def draw(runs):
+    """The figure of one or more seeds' results (the first is the table's): each model's held-out
+    MLM, NSP and SOP accuracy and its downstream dev accuracy."""
+    task = runs[0]["finetune_task"]
+    return report.accuracy_figure(runs, [
+        report.Panel("mlm_accuracy", "held-out MLM accuracy", "masked_lm_predictions"),
+        report.Panel("nsp_accuracy", "held-out NSP accuracy", "sentence_pairs", _majority("nsp")),
+        report.Panel("sop_accuracy", "held-out SOP accuracy", "sentence_pairs", _majority("sop")),
+        report.Panel("dev_score", f"{task} dev accuracy", "dev_examples", _majority("dev")),
+    ], rows_of=_trained)[0]
 
 
 def write(setup, results):
     rows = results["variants"]
-    trained = [row for row in rows if "mlm_accuracy" in row]
     columns = [("variant", "pretrained with"), ("mlm_accuracy", "held-out MLM"), ("nsp_accuracy", "held-out NSP"),
                ("sop_accuracy", "held-out SOP"), ("dev_score", f"{setup.finetune_task} dev acc"),
                ("paper_mlm", "paper MLM"), ("paper_nsp", "paper NSP"), ("paper_sop", "paper SOP"),
                ("paper_average", "paper avg")]
-    figure, (axes,) = report.new_figure(1)
-    metrics = ("mlm_accuracy", "nsp_accuracy", "sop_accuracy", "dev_score")
-    width = 0.8 / len(trained)
-    for index, row in enumerate(trained):
-        axes.bar([position + index * width for position in range(len(metrics))],
-                 [row[metric] for metric in metrics], width, label=LEGEND[row["variant"]])
-    for position, task in ((1, "nsp"), (2, "sop")):
-        level = results["majority_accuracy"][task]
-        axes.hlines(level, position - width / 2, position + width * (len(trained) - 0.5), color="grey", linestyle=":", linewidth=1.5)
-    axes.set_xticks([position + width * (len(trained) - 1) / 2 for position in range(len(metrics))],
-                    ["held-out MLM", "held-out NSP", "held-out SOP", f"{setup.finetune_task} dev"])
-    axes.set(ylabel="accuracy", ylim=(0, 1))
-    axes.legend()
-    notes = ("Dotted (figure) and last row (table): the accuracy of always answering the commoner "
+    notes = ("Last row (table) and dotted lines (figure): the accuracy of always answering the commoner "
              "label, the real chance level of each held-out file.\n")
-    report.write_outputs(setup.output_dir, TITLE, results, report.markdown_table(columns, rows), figure, notes)
+    report.write_outputs(setup.output_dir, TITLE, results, report.markdown_table(columns, rows), draw([results]), notes)
     return results
