@@ -15,7 +15,6 @@ albert-tf wherever no such file exists in the current directory.
 """
 
 import contextlib
-import json
 import math
 import os
 import sys
@@ -24,6 +23,7 @@ from absl import flags
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli.output_lock import lock_output_dir
+from albert_cli.pretraining_summary import metrics_text, summary_lines
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
                             require_recompute_trainable, run_main, settle_kernels, start_determinism)
@@ -323,7 +323,7 @@ def main(argv):
     if finished and previous_summary and previous_summary.get("final_step") == trainer.step and (
             not FLAGS.do_eval or previous_summary.get("eval", {}).get("step") == trainer.step):
         sys.stderr.write(f"nothing to do: its summary is {os.path.join(FLAGS.output_dir, SUMMARY_FILE)}\n")
-        print(json.dumps(previous_summary, indent=2))
+        print("\n".join(summary_lines(previous_summary, FLAGS.output_dir, SUMMARY_FILE)))
         return
 
     summary = {"strategy": type(strategy).__name__, "replicas": strategy.num_replicas_in_sync, "train_files": train_files}
@@ -344,8 +344,7 @@ def main(argv):
             except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
                 raise data_error(error, eval_files, "eval_input_file", config) from None
             summary["eval"] = dict(values, step=trainer.step)
-            sys.stderr.write(f"evaluation at step {trainer.step}: loss {values['loss']:.4f}, "
-                             f"mlm_acc {values['masked_lm_accuracy']:.4f}, sop_acc {values['sentence_order_accuracy']:.4f}\n")
+            sys.stderr.write(f"evaluation at step {trainer.step}: {metrics_text(values)}\n")
             return summary["eval"]
 
         if FLAGS.do_train and run.restored_step is None and "eval_initial" not in summary:
@@ -372,7 +371,7 @@ def main(argv):
     if FLAGS.do_eval and summary.get("eval", {}).get("step") != trainer.step:
         evaluate()
     run.write_summary(summary, SUMMARY_FILE)
-    print(json.dumps(summary, indent=2))
+    print("\n".join(summary_lines(summary, FLAGS.output_dir, SUMMARY_FILE)))
 
 
 def console_main():

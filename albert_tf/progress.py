@@ -14,6 +14,10 @@ import time
 
 _open_line = []  # the Progress whose line is open on a terminal (at most one)
 
+# For work that goes on for minutes or hours, one step quickly after another (training, evaluation):
+# a line after the first update (past the tracing) and then one every 30 s, not hundreds in a log.
+LONG_WORK_INTERVAL = 30.0
+
 
 def end_open_line():
     """Ends the progress line left open on a terminal, if any (before other output)."""
@@ -60,7 +64,7 @@ class Progress:
         self.stream = stream or sys.stderr
         self.done = 0
         self.start = time.monotonic()
-        self._last_print = 0.0
+        self._last_print = None  # the first update prints (monotonic's zero is arbitrary)
         self._printed_done = None
         self._line_open = False
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -68,7 +72,7 @@ class Progress:
     def update(self, count=1, extra="", force=False):
         self.done += count
         now = time.monotonic()
-        if force or now - self._last_print >= self.interval:
+        if force or self._last_print is None or now - self._last_print >= self.interval:
             self._last_print = now
             self._print(self.line(extra), final=False)
 

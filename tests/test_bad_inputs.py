@@ -176,6 +176,16 @@ def test_run_classifier_names_a_glue_tsv_that_is_not_utf8_in_one_line(tmp_path):
     assert_one_line_error(code, stderr, f"{path}:3: not UTF-8 text")
 
 
+def test_run_classifier_refuses_a_missing_train_tsv_before_building_the_dev_features(tmp_path):
+    (tmp_path / "glue" / "QNLI").mkdir(parents=True)
+    (tmp_path / "glue" / "QNLI" / "dev.tsv").write_text("index\tquestion\tsentence\tlabel\n"
+                                                         "0\tWho?\tNobody.\tentailment\n")
+    code, stderr = run_script("run_classifier.py", "--do_train", "--task_name=QNLI", f"--data_dir={tmp_path / 'glue'}",
+                              f"--output_dir={tmp_path / 'out'}", "--train_step=1")
+    assert_one_line_error(code, stderr, "--data_dir", str(tmp_path / "glue" / "QNLI" / "train.tsv"), "does not exist")
+    assert "features " not in stderr  # no split was tokenized
+
+
 def _tiny_classifier(num_labels, vocab_size=50):
     from albert_tf import AlbertClassifier, AlbertConfig
 

@@ -70,3 +70,16 @@ def test_the_figure_draws_the_training_loss_first(tuned_dir, monkeypatch):
                                                           "dev accuracy"]
     (line,) = figure.axes[0].get_lines()
     assert list(zip(line.get_xdata(), line.get_ydata())) == pytest.approx(EXPECTED_TRAIN_LOSS)
+
+
+def test_the_progress_line_prints_every_30_seconds_not_every_step(tmp_path, monkeypatch, capsys):
+    """On a clock that moves 1 s per reading, 60 steps print a line after the first step, one or
+    two on the way and the last: not one a step (982 lines in a 20-minute run before)."""
+    clock = iter(range(10**6))
+    monkeypatch.setattr("albert_tf.progress.time.monotonic", lambda: float(next(clock)))
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS)).batch(1).repeat()
+    fine_tune(_model(), keras.optimizers.SGD(learning_rate=0.0), dataset, lambda model: {"accuracy": 0.5},
+              "accuracy", train_steps=60, eval_every=60, output_dir=str(tmp_path), loss="mse")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fine-tuning: ")]
+    assert lines[0].startswith("fine-tuning: 1/60 steps") and lines[-1].startswith("fine-tuning: 60/60 steps")
+    assert 3 <= len(lines) <= 5

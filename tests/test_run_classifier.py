@@ -111,9 +111,10 @@ def test_bad_input_is_one_line_with_exit_code_2(tmp_path):
     result = run_classifier("--task_name=squad", "--do_train")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("error: --task_name: unknown GLUE task 'squad'; known")
+    write_glue_file(str(tmp_path), "CoLA", "train.tsv", ["src\t1\t\tfine.", "src\t0\t\tbad."])
     write_glue_file(str(tmp_path), "CoLA", "dev.tsv", ["src\t1\t\tfine.", "src\tmaybe\t\tbad label."])
     result = run_classifier("--task_name=cola", "--do_train", "--do_eval", f"--data_dir={tmp_path}",
-                            f"--output_dir={tmp_path / 'out'}")  # the dev set is read first
+                            f"--output_dir={tmp_path / 'out'}")  # both splits are read before training
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path}/CoLA/dev.tsv:2: expected a label in ['0', '1'], got 'maybe'")

@@ -106,26 +106,32 @@ def test_predict_on_a_dataset_of_unknown_length_warns_nothing_and_shows_progress
     assert last.startswith("scoring: 4/4 batches") and PROGRESS_LINE.match(last)
 
 
-def test_evaluating_and_predicting_a_classifier_again_and_again_traces_its_predict_function_once_per_shape():
+def test_evaluating_and_predicting_a_classifier_again_and_again_traces_its_predict_function_once():
     """`--do_eval --do_predict` asked for `logits_model(classifier)` each time: a new Keras model, a
-    new predict function traced again, and TensorFlow's "triggered tf.function retracing" warnings.
-    The tracing count is read from the function itself: TensorFlow's warning counts calls of every
-    model's predict step in the process, so it depends on what ran before."""
+    new predict function traced again; and Keras traced it per batch shape (batches padded to their
+    longest row, a short last batch) until it relaxed them: TensorFlow's "triggered tf.function
+    retracing" warnings. The tracing count is read from the function itself: TensorFlow's warning
+    counts calls of every model's predict step in the process, so it depends on what ran before."""
     from albert_tf import AlbertClassifier
     from albert_tf.glue import training
     from model_test_data import tiny
 
     classifier = AlbertClassifier(tiny(num_hidden_layers=1, vocab_size=50), num_labels=2)
-    rows = {"input_word_ids": tf.ones([10, 8], tf.int32), "input_mask": tf.ones([10, 8], tf.int32),
-            "input_type_ids": tf.zeros([10, 8], tf.int32)}
-    dataset = tf.data.Dataset.from_tensor_slices((rows, tf.zeros([10], tf.int32))).batch(4)  # a short last batch
+    lengths = tf.data.Dataset.from_tensor_slices([3, 8, 5, 2, 16, 4, 7, 1, 6, 9])
+
+    def row(length):
+        ids = tf.ones([length], tf.int32)
+        return {"input_word_ids": ids, "input_mask": ids, "input_type_ids": tf.zeros_like(ids)}, 0
+
+    dataset = lengths.map(row).padded_batch(4)  # batches of 4 rows padded to 8 and 16, a last of 2 padded to 9
+    assert [tuple(features["input_word_ids"].shape) for features, _ in dataset] == [(4, 8), (4, 16), (2, 9)]
     functions = []
     for _ in range(4):
         model = training.logits_model(classifier)
         training.predict_logits(model, dataset)
         functions.append(model.predict_function)
     assert all(function is functions[0] for function in functions)
-    assert functions[0].experimental_get_tracing_count() == 2  # batches of 4 and the last of 2, once each
+    assert functions[0].experimental_get_tracing_count() == 1
 
 
 def test_an_infinite_dataset_is_refused():

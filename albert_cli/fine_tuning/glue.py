@@ -109,6 +109,8 @@ class GlueTask(FineTuningTask):
 
     def read_dev(self, tokenizer, cache_dir):
         self.tokenizer, self.cache_dir = tokenizer, cache_dir  # the test splits are read by --do_predict
+        if self.flags.do_train:  # first: a missing train.tsv is refused before the dev features are built
+            self.train_data = self.split_data("train")
         if self.flags.do_train or self.flags.do_eval:
             for prefix, split in self.glue_task.eval_splits:
                 data = self.split_data(split)

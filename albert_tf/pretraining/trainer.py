@@ -18,7 +18,7 @@ from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
-from albert_tf.progress import Progress
+from albert_tf.progress import LONG_WORK_INTERVAL, Progress
 
 
 class TrainingDiverged(NamesSettings, RuntimeError):
@@ -172,7 +172,7 @@ class PretrainingTrainer:
         A progress line after the first batch (past the tracing) and every 30 seconds."""
         self.eval_metrics.reset()
         steps = 0
-        progress = Progress("evaluation", unit="batches", interval=30.0)
+        progress = Progress("evaluation", unit="batches", interval=LONG_WORK_INTERVAL)
         for features in distributed_dataset:
             if steps >= max_steps:
                 break

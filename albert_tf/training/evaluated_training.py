@@ -25,7 +25,7 @@ from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
 from albert_tf.pretraining.metrics_rollback import drop_records_after
-from albert_tf.progress import Progress
+from albert_tf.progress import LONG_WORK_INTERVAL, Progress
 from albert_tf.training import run_records
 from albert_tf.training.resume_check import cannot_resume, check_resumable, damaged, mismatches
 from albert_tf.training.tensorboard_log import TensorBoardLog
@@ -113,7 +113,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         return int(self.model.optimizer.iterations.numpy())
 
     def on_train_begin(self, logs=None):
-        self.progress = Progress("fine-tuning", total=self.train_steps, unit="steps")
+        self.progress = Progress("fine-tuning", total=self.train_steps, unit="steps", interval=LONG_WORK_INTERVAL)
         self.progress.done = self._step()
 
     def on_train_batch_end(self, batch, logs=None):

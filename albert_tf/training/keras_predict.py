@@ -4,6 +4,11 @@ Keras ends a dataset of unknown length (a TFRecord file's) by running into its e
 warns "Your input ran out of data; interrupting training" although nothing was cut short. Here
 the batches are counted first (reading and padding them is cheap next to the model) and Keras is
 told how many, which also gives the progress line its total and ETA.
+
+Keras traces its predict function with the first batch's shapes and relaxes them only as other
+shapes arrive: batches padded to their longest row (and a short last batch) traced it up to three
+times per model, and TensorFlow warned "triggered tf.function retracing". Traced first with the
+dataset's own spec (length and batch size unknown), it traces once per model.
 """
 
 import keras
@@ -40,6 +45,14 @@ class PredictProgress(keras.callbacks.Callback):
         self.progress.close()
 
 
+def trace_for(model, dataset):
+    """Traces `model`'s predict function once, for every batch `dataset` can yield."""
+    model.make_predict_function()
+    if isinstance(model.predict_function, tf.types.experimental.PolymorphicFunction):  # not run eagerly
+        model.predict_function.get_concrete_function([dataset.element_spec] * model.steps_per_execution)
+
+
 def predict(model, dataset, label="predicting"):
     """`model.predict(dataset)` (a finite dataset of model inputs), showing progress as `label`."""
+    trace_for(model, dataset)
     return model.predict(dataset, steps=num_batches(dataset), verbose=0, callbacks=[PredictProgress(label)])
