@@ -52,10 +52,11 @@ class FineTuningRun:
         self.task, self.flags = task, flags
         task.check_flags()
         require_positive_finite("learning_rate", flags.learning_rate)
-        if flags.do_train and "warmup_step" in flags:
-            require(flags.warmup_step <= flags.train_step,
-                    f"--warmup_step {flags.warmup_step} exceeds --train_step {flags.train_step}: the learning rate "
-                    "would never reach --learning_rate")
+        if flags.do_train and "warmup_step" in flags and flags.warmup_step > flags.train_step:
+            # Said, not refused: a short run inside the warmup is a real use (a first step at rate 0
+            # keeps the initial weights), as in the original, which accepts it too.
+            logging.warning("--warmup_step %d exceeds --train_step %d: the learning rate never reaches "
+                            "--learning_rate", flags.warmup_step, flags.train_step)
         start_determinism(flags)
         if flags.export_dir is not None:
             require_output_dir("export_dir", flags.export_dir, create=False)

@@ -48,10 +48,9 @@ def stored_shapes(path):
 def check_config_sizes(config, path, config_source):
     """Raises ValueError naming `config_source` (where `config` was read) when one of its sizes is
     the length of no axis of the weights stored at `path`: the config is not that checkpoint's."""
-    shapes = stored_shapes(path)
-    if not shapes:
+    lengths = sorted({int(length) for shape in (stored_shapes(path) or {}).values() for length in shape})
+    if not lengths:  # no weight at all (scalars only): its load names what the checkpoint lacks
         return
-    lengths = sorted({int(length) for shape in shapes.values() for length in shape})
     for key in SIZE_KEYS:
         value = getattr(config, key)
         if value not in lengths:
