@@ -19,7 +19,6 @@ another set. All compute the same values to float rounding (tested).
 kernels, oneDNN rewrites, `tf.Variable`s for exports), so they need the TensorFlow backend.
 """
 
-import keras
 
 KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
 DEFAULT_KERNEL_SET = "reference"
@@ -60,9 +59,17 @@ def get(kernels):
     return CpuServingKernels()
 
 
+def _keras_backend():
+    """Keras' backend, imported only when asked: the scripts import this module for its flag values
+    before they quiet TensorFlow, which Keras' TensorFlow backend imports."""
+    import keras  # pylint: disable=g-import-not-at-top
+
+    return keras.backend.backend()
+
+
 def check_backend(kernels):
     """Raises ValueError if the kernel set named `kernels` cannot run on Keras' backend."""
-    backend = keras.backend.backend()
+    backend = _keras_backend()
     if kernels in TENSORFLOW_KERNEL_SETS and backend != "tensorflow":
         raise ValueError(f"kernels {kernels!r} are TensorFlow's and need the tensorflow backend "
                          f"(KERAS_BACKEND=tensorflow); Keras runs on {backend!r} here: use 'reference'")
@@ -82,8 +89,8 @@ def choose(kernels, logical_devices=None, deterministic=False):
         return kernels
     if deterministic:
         chosen, why = DETERMINISTIC_KERNEL_SETS[0], "the one bit-identical from run to run"
-    elif keras.backend.backend() != "tensorflow":
-        chosen, why = DEFAULT_KERNEL_SET, f"the other sets are TensorFlow's; Keras runs on {keras.backend.backend()!r}"
+    elif _keras_backend() != "tensorflow":
+        chosen, why = DEFAULT_KERNEL_SET, f"the other sets are TensorFlow's; Keras runs on {_keras_backend()!r}"
     elif all(device.device_type == "CPU" for device in logical_devices or _tensorflow_devices()):
         chosen, why = "cpu", "all devices are CPUs"
     else:
