@@ -2,9 +2,10 @@
 
     albert-experiments sharing --output_dir=output/experiments/sharing
     albert-experiments sop_vs_nsp --scale=20 --hidden_size=768 --embedding_size=128
-    albert-experiments sharing --redraw=docs/paper_experiments/sharing.json --output_dir=/tmp/sharing
+    albert-experiments sharing --redraw=output/experiments/sharing/results.json --output_dir=/tmp/sharing
 
-(`python -m albert_cli.experiments ...` in a checkout.)
+(`python -m albert_cli.experiments ...` in a checkout; a checkout also holds the recorded results of the
+figures in its docs, which `--redraw` takes.)
 Defaults fit a 2-core CPU (about an hour each at most); `--scale` multiplies the training steps.
 """
 
@@ -42,7 +43,7 @@ flags.DEFINE_string("init_checkpoint", None, "layer_transitions only: measure th
 flags.DEFINE_string("albert_config_file", None, "layer_transitions only: the config of --init_checkpoint.")
 flags.DEFINE_string("redraw", None, "sharing, embedding_size, sop_vs_nsp: no training; draw figure.png into "
                     "--output_dir from this results.json, or from a JSON list of several seeds' results (the first "
-                    "with error bars), such as docs/paper_experiments/<name>.json.")
+                    "with error bars), such as the recorded <name>.json of a checkout's paper_experiments docs.")
 flags.DEFINE_list("speed_models", None, "size_and_speed only: the models to time (default: all but "
                   "bert_xlarge and albert_xxlarge, which need more memory than a small machine has).")
 for _name, _type in OVERRIDABLE.items():
