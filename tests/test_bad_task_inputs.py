@@ -431,10 +431,10 @@ def test_resuming_with_another_learning_rate_says_so_and_records_it(tmp_path, ss
 def test_a_run_refused_for_its_data_leaves_no_output_dir(tmp_path):
     data = str(tmp_path / "glue")
     os.makedirs(os.path.join(data, "SST-2"))
-    open(os.path.join(data, "SST-2", "dev.tsv"), "w").write("sentence\tlabel\nfine\t7\n")
+    open(os.path.join(data, "SST-2", "train.tsv"), "w").write("sentence\tlabel\nfine\t7\n")  # read first
     code, stderr = run_script("run_classifier.py", f"--data_dir={data}", f"--output_dir={tmp_path / 'out'}",
                               "--do_train", *_GLUE)
-    assert_one_line_error(code, stderr, "dev.tsv")
+    assert_one_line_error(code, stderr, "train.tsv")
     assert not os.path.lexists(tmp_path / "out")
 
 
