@@ -12,6 +12,8 @@ def split_heads(states, num_heads):
 
 def merge_heads(heads):
     """[B, N, T, d] -> [B, T, N * d]."""
-    batch, length = ops.shape(heads)[0], ops.shape(heads)[2]
+    batch, num_heads, length, head_size = ops.shape(heads)
     merged = ops.transpose(heads, (0, 2, 1, 3))
-    return ops.reshape(merged, (batch, length, heads.shape[1] * heads.shape[3]))
+    # The static width where the graph knows it (the next Dense wants it); a traced graph may not.
+    static = heads.shape[1] is not None and heads.shape[3] is not None
+    return ops.reshape(merged, (batch, length, heads.shape[1] * heads.shape[3] if static else num_heads * head_size))
