@@ -46,8 +46,14 @@ class Terminated(BaseException):
     outputs (a BaseException, as KeyboardInterrupt: `except Exception` does not swallow it)."""
 
 
+# Set once a SIGTERM arrived: raised inside TensorFlow's C++ callbacks (a graph being traced),
+# `Terminated` can come out as another error (SystemError, ValueError); it is still the stop.
+_SIGTERM_RECEIVED = []
+
+
 def _raise_terminated(signum, frame):
-    del signum, frame
+    del frame
+    _SIGTERM_RECEIVED.append(signum)
     raise Terminated()
 
 
@@ -82,9 +88,13 @@ def run_main(main, argv=None, help_module=None):
         except KeyboardInterrupt:
             exit_interrupted()
         except (UsageError, ValueError, FileNotFoundError) as error:
+            if _SIGTERM_RECEIVED:
+                exit_terminated()
             # The library's bad-input errors name the setting (by its flag) and what was expected.
             exit_with_usage_error(error)
         except Exception as error:  # pylint: disable=broad-except
+            if _SIGTERM_RECEIVED:
+                exit_terminated()
             if not is_disk_full(error):
                 raise
             exit_with_usage_error(disk_full_message(error))
