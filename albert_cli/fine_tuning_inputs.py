@@ -47,7 +47,7 @@ def check_init_checkpoint_sizes(flag_values, config, init_checkpoint):
         check_config_sizes(config, init_checkpoint, source)
     except ConfigSizeMismatch as error:
         raise UsageError(f"--init_checkpoint: cannot initialise from {flag_values.init_checkpoint}: {error}") from None
-    except (ValueError, FileNotFoundError):
+    except (ValueError, FileNotFoundError):  # unreadable: its load names what is wrong, in one line
         pass
 
 
