@@ -12,6 +12,7 @@ import os
 
 from albert_tf.checkpoints import huggingface, keras_hub
 from albert_tf.checkpoints.names import ALBERT_CONFIG_NAME
+from albert_tf.checkpoints.portable import is_portable_checkpoint
 from albert_tf.config import AlbertConfig
 
 HUGGING_FACE = "huggingface"
@@ -67,13 +68,17 @@ def foreign_config(path, erf_gelu_as_tanh=False):
 
 def albert_config_file(path):
     """The `albert_config.json` that belongs to a checkpoint at `path` (a directory or a prefix in
-    one, or one level up: fine-tuning keeps `best/model` and `checkpoints/ckpt-N` in its output),
+    one, or one level up: fine-tuning keeps `best/model` and `checkpoints/ckpt-N` in its output;
+    two for a portable checkpoint's directory),
     or None."""
     if isinstance(path, InspectedPath):
         return path.config_file
     path = os.fspath(path)
     directory = path if os.path.isdir(path) else os.path.dirname(path)
-    for candidate in (directory, os.path.dirname(directory)):
+    candidates = [directory, os.path.dirname(directory)]
+    if is_portable_checkpoint(path):  # `checkpoints/ckpt-N/` and `best/model/` are one level deeper
+        candidates.append(os.path.dirname(candidates[1]))
+    for candidate in candidates:
         config_file = os.path.join(candidate or ".", ALBERT_CONFIG_NAME)
         if os.path.isfile(config_file):
             return config_file

@@ -21,6 +21,7 @@ import numpy as np
 from albert_tf.checkpoints import formats
 from albert_tf.checkpoints.huggingface import read_huggingface
 from albert_tf.checkpoints.keras_file import read_keras_file
+from albert_tf.checkpoints.portable import find_portable_checkpoint, read_portable
 from albert_tf.checkpoints.keras_hub import read_keras_hub
 from albert_tf.checkpoints.names import HEAD_NAMES, HUB_MODULE_PREFIX, group0_name, tf1_variables
 from albert_tf.checkpoints.position_rows import POSITION_TABLE, planned_extension
@@ -135,6 +136,9 @@ def open_weights(path, model, erf_gelu_as_tanh=False, init_from_group0=False, lo
         return read_huggingface(model, path, erf_gelu_as_tanh, init_from_group0, longer_positions)
     if found == formats.KERAS_HUB:
         return read_keras_hub(model, path, init_from_group0, longer_positions)
+    portable = None if path.endswith((".keras", ".weights.h5")) else find_portable_checkpoint(path)
+    if portable is not None:
+        return read_portable(portable)
     if path.endswith((".keras", ".weights.h5")):
         if not exists(path):
             raise FileNotFoundError(f"{path} does not exist; expected a Keras .keras or .weights.h5 file.")

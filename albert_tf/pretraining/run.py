@@ -1,9 +1,10 @@
 """`PretrainingRun`: a trainer plus everything around the loop that makes a run survive.
 
 Checkpoints hold the model, the optimizer (its step is the global step), the loss scale, the
-count of batches drawn and the dropout seed generators; `tf.distribute` iterators cannot be checkpointed, so a restarted run
+count of batches drawn and the dropout seed generators (the trainer's `checkpoint_manager`:
+TensorFlow's on TensorFlow, portable ones on JAX and PyTorch); input iterators cannot be checkpointed, so a restarted run
 rebuilds the (seeded, deterministic) input pipeline and skips the batches already trained on:
-it continues with the very next batch, on any strategy. SIGTERM saves and
+it continues with the very next batch, on any strategy and backend. SIGTERM saves and
 stops at the next loop boundary (one that lands during a save stops the run right after it, before
 any evaluation). A non-finite loss stops the run without saving (the skipped
 update left the weights good, but the last checkpoint is the known-good state to resume from).
@@ -16,7 +17,6 @@ import time
 
 import tensorflow as tf
 
-from albert_tf.training.distribute import distribute_datasets, worker_output_dir
 from albert_tf.io_utils import atomic_open, save_checkpoint
 from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
@@ -44,26 +44,14 @@ class PretrainingRun:
         self.iterations_per_loop = iterations_per_loop
         self.log = MetricsLog(output_dir, enabled=trainer.is_chief)
         tf.io.gfile.makedirs(output_dir)
-        self.checkpoint = tf.train.Checkpoint(**trainer.checkpoint_items())
-        self.manager = tf.train.CheckpointManager(
-            self.checkpoint, worker_output_dir(output_dir, trainer.strategy), max_to_keep=keep_checkpoint_max, checkpoint_name="ckpt"
-        )
+        self.manager = trainer.checkpoint_manager(output_dir, keep_checkpoint_max)
         self.restored_step = None
         if self.manager.latest_checkpoint:
-            self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+            trainer.restore(self.manager, self.manager.latest_checkpoint)
             self.restored_step = trainer.step
         self.train_iterator = None
         if train_dataset_fn is not None:
-            self.train_iterator = iter(distribute_datasets(trainer.strategy, self._resuming(train_dataset_fn)))
-
-    def _resuming(self, train_dataset_fn):
-        batches_drawn = int(self.trainer.data_steps.numpy())
-
-        def dataset_fn(input_context):
-            replicas_per_pipeline = input_context.num_replicas_in_sync // input_context.num_input_pipelines
-            return train_dataset_fn(input_context).skip(batches_drawn * replicas_per_pipeline)
-
-        return dataset_fn
+            self.train_iterator = trainer.batches(train_dataset_fn, skip=trainer.batches_drawn())
 
     def train(self, evaluate=None, eval_every_steps=None):
         """Trains to `num_train_steps`; returns {"step", "stopped_by", "examples_per_second", ...}.

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from albert_tf.training import optimization, replica_update
 from albert_tf.training.determinism import dropout_seed_states
-from albert_tf.training.distribute import is_chief
+from albert_tf.training.distribute import distribute_datasets, is_chief, worker_output_dir
 from albert_tf.error_text import NamesSettings, SettingError
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
@@ -106,6 +106,27 @@ class PretrainingTrainer:
 
     def learning_rate(self):
         return float(self.optimizer.learning_rate)
+
+    def batches_drawn(self):
+        return int(self.data_steps.numpy())
+
+    def checkpoint_manager(self, output_dir, max_to_keep):
+        """This worker's `tf.train.CheckpointManager` of `checkpoint_items()` (`worker_output_dir`)."""
+        return tf.train.CheckpointManager(tf.train.Checkpoint(**self.checkpoint_items()),
+                                          worker_output_dir(output_dir, self.strategy), max_to_keep=max_to_keep,
+                                          checkpoint_name="ckpt")
+
+    def restore(self, manager, path):
+        manager.checkpoint.restore(path).assert_existing_objects_matched()
+
+    def batches(self, dataset_fn, skip):
+        """An iterator of per-replica batches from `dataset_fn(input_context)`, from the `skip`-th
+        global batch on (each input pipeline skips its replicas' share)."""
+        def skipped(input_context):
+            replicas_per_pipeline = input_context.num_replicas_in_sync // input_context.num_input_pipelines
+            return dataset_fn(input_context).skip(skip * replicas_per_pipeline)
+
+        return iter(distribute_datasets(self.strategy, skipped))
 
     # --- Training -----------------------------------------------------------------------------
 
