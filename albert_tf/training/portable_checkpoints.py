@@ -130,3 +130,21 @@ def _assign(variable, value, path, name):
     if tuple(value.shape) != tuple(variable.shape):
         raise ValueError(f"{path}: {name} has shape {list(value.shape)}, the model's {list(variable.shape)}")
     variable.assign(np.asarray(value, dtype=keras.backend.standardize_dtype(variable.dtype)))
+
+
+def check_checkpoint_kind(directory):
+    """A ValueError when `directory` holds checkpoints of the other kind than this backend writes
+    (TensorFlow's on JAX or PyTorch, portable ones on TensorFlow): resuming needs the backend
+    that wrote them, and starting afresh would mix two runs in one directory."""
+    directory = os.fspath(directory)
+    backend = keras.backend.backend()
+    portable = portable_checkpoints(directory)
+    if backend == "tensorflow" and portable:
+        written = read_state(portable[max(portable)]).get("backend", "jax or torch")
+        raise ValueError(f"{directory} holds portable checkpoints written on the {written} backend: resume "
+                         f"with KERAS_BACKEND={written}, or start from their weights in another output "
+                         "directory (--init_checkpoint takes them on any backend)")
+    if backend != "tensorflow" and os.path.isfile(os.path.join(directory, "checkpoint")):
+        raise ValueError(f"{directory} holds TensorFlow checkpoints: resume with KERAS_BACKEND=tensorflow, or "
+                         "start from their weights in another output directory (--init_checkpoint takes them "
+                         "where TensorFlow is installed)")
