@@ -82,6 +82,7 @@ def run_main(main, argv=None, help_module=None):
 
     def guarded(args):
         try:
+            require_trainable_backend()
             return main(args)
         except Terminated:
             exit_terminated()
@@ -110,6 +111,18 @@ def run_main(main, argv=None, help_module=None):
         exit_terminated()
     except KeyboardInterrupt:
         exit_interrupted()
+
+
+# The Keras backends the commands train and evaluate on (Keras' others, numpy and openvino, infer only).
+KERAS_BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def require_trainable_backend():
+    """`KERAS_BACKEND`, when set, names a backend the commands run on: a UsageError before Keras
+    loads, rather than Keras' traceback."""
+    name = os.environ.get("KERAS_BACKEND")
+    require(name in (None, *KERAS_BACKENDS),
+            f"KERAS_BACKEND={name}: expected one of {', '.join(KERAS_BACKENDS)} (docs/backends.md)")
 
 
 def exit_terminated():

@@ -130,12 +130,15 @@ class KerasPretrainingTrainer:
 
     def batches(self, dataset_fn, skip):
         """The training batches as NumPy, from the `skip`-th on (`dataset_fn(input_context)`)."""
+        return _split(self.eval_batches(dataset_fn).skip(skip).as_numpy_iterator())
+
+    def eval_batches(self, dataset_fn):
+        """`dataset_fn(input_context)` for this process: its share of each global batch."""
         import tensorflow as tf  # pylint: disable=g-import-not-at-top  (tf.data feeds every backend)
 
         index, count = keras_distribution.processes()
-        context = tf.distribute.InputContext(num_input_pipelines=count, input_pipeline_id=index,
-                                             num_replicas_in_sync=count)  # this process's share of each batch
-        return _split(dataset_fn(context).skip(skip).as_numpy_iterator())
+        return dataset_fn(tf.distribute.InputContext(num_input_pipelines=count, input_pipeline_id=index,
+                                                     num_replicas_in_sync=count))
 
     def train_loop(self, iterator, num_steps):
         for _ in range(num_steps):
