@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Callable
 
-from albert_cli.cli import UsageError, start_determinism
+from albert_cli.cli import UsageError, flag_text, start_determinism
 from albert_tf.error_text import SettingError
 
 
@@ -57,9 +57,13 @@ def keras_placement(flags, strategy_name):
     """`keras.distribution` on JAX (data parallel over the devices), one device on PyTorch."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.pretraining.keras_trainer import KerasPretrainingTrainer  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.keras_trainer import KerasPretrainingTrainer, check_grad_accum_steps  # pylint: disable=g-import-not-at-top
     from albert_tf.training import keras_distribution, portable_checkpoints  # pylint: disable=g-import-not-at-top
 
+    try:
+        check_grad_accum_steps(flags.grad_accum_steps)  # the trainer's check, before the data is built
+    except ValueError as error:
+        raise UsageError(flag_text(error)) from None
     try:
         replicas = keras_distribution.set_distribution(strategy_name, flags.num_cpu_devices)
     except ValueError as error:

@@ -30,6 +30,13 @@ from albert_tf.error_text import SettingError
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 
 
+def check_grad_accum_steps(grad_accum_steps):
+    """Gradient accumulation is the TensorFlow loop's (see the module docstring): a SettingError above 1."""
+    if grad_accum_steps != 1:
+        raise SettingError("{grad_accum_steps} is for the TensorFlow backend only (set KERAS_BACKEND=tensorflow, "
+                           "or raise the batch by adding devices)")
+
+
 class PretrainingObjective(keras.Model):
     """The pretraining model with the original's loss and metrics, for Keras' train and test steps:
     inputs are the model's four, targets `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`."""
@@ -80,9 +87,7 @@ class KerasPretrainingTrainer:
     """`PretrainingTrainer`'s interface on Keras' train step; `settings` a `TrainerSettings`."""
 
     def __init__(self, albert_config, settings, num_replicas=1):
-        if settings.grad_accum_steps != 1:
-            raise SettingError("{grad_accum_steps} is for the TensorFlow backend only (set KERAS_BACKEND=tensorflow, "
-                               "or raise the batch by adding devices)")
+        check_grad_accum_steps(settings.grad_accum_steps)
         self.settings = settings
         self.num_replicas = num_replicas
         dtype = None if settings.mixed_precision == "float32" else settings.mixed_precision
