@@ -105,7 +105,7 @@ class KerasPretrainingTrainer:
         self.objective.compile(optimizer=optimizer, jit_compile=True if settings.jit_compile else "auto")
         self.objective.optimizer.build(self.model.trainable_variables)
         self.drawn = DrawnBatches()
-        self._last_logs = {}
+        self.train_metrics = ObjectiveMetrics(self.objective)
 
     @property
     def step(self):
@@ -149,50 +149,44 @@ class KerasPretrainingTrainer:
         for _ in range(num_steps):
             inputs, targets = next(iterator)
             self.drawn.value += 1
-            self._last_logs = self.objective.train_on_batch(inputs, targets, return_dict=True)
-
-    @property
-    def train_metrics(self):
-        return _Results(self)
+            self.objective.train_on_batch(inputs, targets)
 
     def evaluate(self, dataset, max_steps, global_batch_size):
         """One pass over `dataset` (a `tf.data.Dataset` of global batches, at most `max_steps`)."""
         del global_batch_size  # the batches are global here
-        self.objective.reset_metrics()
-        steps, logs = 0, {}
+        metrics = ObjectiveMetrics(self.objective)
+        metrics.reset()
+        steps = 0
         progress = Progress("evaluation", unit="batches", interval=LONG_WORK_INTERVAL)
         for inputs, targets in _split(dataset.as_numpy_iterator()):
             if steps >= max_steps:
                 break
-            logs = self.objective.test_on_batch(inputs, targets, return_dict=True)
+            self.objective.test_on_batch(inputs, targets)
             steps += 1
             progress.update()
         progress.close()
         if steps == 0:
             raise SettingError("the evaluation data holds fewer examples than one batch: lower {eval_batch_size} "
                                "or give more {eval_input_file} data")
-        values = _metric_values(logs)
-        self.objective.reset_metrics()
+        values = metrics.result()
+        metrics.reset()  # the training metrics are the same Keras metrics
         return dict(values, eval_steps=steps)
 
 
-class _Results:
-    """`train_metrics` as the run reads it: `result()` since the last `reset()`."""
+class ObjectiveMetrics:
+    """`PretrainingMetrics`' `result()` and `reset()` over the objective's Keras metrics, which
+    Keras' train and test steps update (training and evaluation take turns with them)."""
 
-    def __init__(self, trainer):
-        self.trainer = trainer
+    def __init__(self, objective):
+        self.objective = objective
 
     def result(self):
-        return _metric_values(self.trainer._last_logs)  # pylint: disable=protected-access
+        values = {mean.name: float(ops.convert_to_numpy(mean.result())) for mean in self.objective.means}
+        values["loss"] = values["masked_lm_loss"] + values["sentence_order_loss"]
+        return values
 
     def reset(self):
-        self.trainer.objective.reset_metrics()
-
-
-def _metric_values(logs):
-    values = {name: float(logs[name]) for name in METRIC_NAMES}
-    values["loss"] = values["masked_lm_loss"] + values["sentence_order_loss"]
-    return values
+        self.objective.reset_metrics()
 
 
 def _split(batches):
