@@ -44,8 +44,8 @@ class SplitData:
                                           padding=self.flags.padding, training=training, seed=seed)
 
 
-class GlueTask(FineTuningTask):
-    """The GLUE task `--task_name` names (`albert_tf.glue.tasks`), or another of its kind
+class GlueFineTuning(FineTuningTask):
+    """Fine-tuning on the GLUE task `--task_name` names (an `albert_tf.glue.tasks.GlueTask`), or another of its kind
     (`own_data.OwnDataTask`)."""
 
     def __init__(self, flag_values, glue_task=None):
