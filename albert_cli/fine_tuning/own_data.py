@@ -10,7 +10,7 @@ know them.
 import glob
 import os
 
-from albert_cli.cli import UsageError, require
+from albert_cli.cli import UsageError, flag_checked, require
 from albert_cli.fine_tuning.glue import GlueFineTuning, SplitData
 from albert_tf.checkpoints.model_files import LABEL_NAMES_FILE, read_label_names
 from albert_tf.glue import own_data
@@ -43,11 +43,9 @@ class OwnDataTask(GlueFineTuning):
             require(len(names) >= 2 and len(set(names)) == len(names),
                     f"--label_names: expected two or more distinct names, got {list(names)}")
         self.dev_set, self.dev_split = self.read_dev_set(names)
-        try:
+        with flag_checked("metrics"):
             task = own_data.own_task(names, flags.regression, self.columns,
                                      flags.metrics or default_metrics(flags.regression))
-        except ValueError as error:
-            raise UsageError(f"--metrics: {error}") from None
         super().__init__(flag_values, task)
         kind = "regression" if flags.regression else "labels " + ",".join(names)
         self.run_name = f"{own_data.TASK_NAME} ({kind}; {' + '.join(self.columns)})"
