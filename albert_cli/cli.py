@@ -8,6 +8,7 @@ SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way o
 exit status 143; so does Ctrl-C (KeyboardInterrupt), exit status 130. Library modules never import this one.
 """
 
+import contextlib
 import errno
 import math
 import os
@@ -185,6 +186,16 @@ def require(condition, message):
     """Raises `UsageError(message)` unless `condition` holds."""
     if not condition:
         raise UsageError(message)
+
+
+@contextlib.contextmanager
+def flag_checked(flag, advice=""):
+    """A library check of `--flag`'s value in the block: its ValueError becomes the UsageError
+    `--flag: <error><advice>`."""
+    try:
+        yield
+    except ValueError as error:
+        raise UsageError(f"--{flag}: {error}{advice}") from None
 
 
 def require_positive_finite(flag, value):

@@ -28,7 +28,7 @@ from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAME
 from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
                             require_recompute_trainable, run_main, settle_kernels)
 from albert_tf.error_text import error_line
-from albert_tf.io_utils import remove_checkpoint_partials
+from albert_tf.training.checkpoint_saving import remove_checkpoint_partials
 from albert_tf.json_text import parse_json
 from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES

@@ -23,7 +23,7 @@ from absl import logging
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.io_utils import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
+from albert_tf.training.checkpoint_saving import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
 from albert_tf.pretraining.metrics_rollback import drop_records_after
 from albert_tf.progress import LONG_WORK_INTERVAL, Progress
 from albert_tf.training import run_records
