@@ -46,13 +46,22 @@ def comma_list(parser, flag, value, allowed):
     return names
 
 
+def add_systems_flag(parser):
+    parser.add_argument("--systems", default=",".join(SYSTEMS),
+                        help="comma-separated, from ours,keras_hub (keras_hub is left out when not importable)")
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_workload_flags(parser)
-    parser.add_argument("--systems", default=",".join(SYSTEMS),
-                        help="comma-separated, from ours,keras_hub (keras_hub is left out when not importable)")
+    add_systems_flag(parser)
     parser.add_argument("--json", help="also write the results here")
-    args = parser.parse_args(argv)
+    return checked_flags(parser, parser.parse_args(argv))
+
+
+def checked_flags(parser, args):
+    """`args` with `systems` a list and `config_dict` the config read; a parser error (exit 2) for
+    a bad workload flag."""
     args.systems = comma_list(parser, "systems", args.systems, SYSTEMS)
     for flag in ("train_batch", "infer_batch", "seq", "steps"):
         if getattr(args, flag) < 1:

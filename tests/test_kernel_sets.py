@@ -34,11 +34,11 @@ def test_deterministic_runs_take_the_reference_set_and_refuse_the_others(caplog)
 
 
 def test_unknown_names_are_refused():
-    with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference', 'cpu_serving'\]"):
+    with pytest.raises(ValueError, match=r"unknown kernels 'fast'; allowed: \['reference', 'cpu', 'cpu_inference', 'cpu_serving', 'eager'\]"):
         kernels.get("fast")
 
 
-@pytest.mark.parametrize("name", ["cpu", "cpu_inference", "cpu_serving"])
+@pytest.mark.parametrize("name", ["cpu", "cpu_inference", "cpu_serving", "eager"])
 def test_rebuilt_copies_config_and_weights(name):
     config = tiny()
     model = AlbertClassifier(config, num_labels=3)

@@ -230,7 +230,7 @@ def _check_hf_to_ours(config, tmp_path, label, hf_groups=None, kernels="referenc
     _assert_parity(_our_outputs(model, inputs), _hf_outputs(hf_model, inputs), label)
 
 
-KERNEL_SETS = pytest.mark.parametrize("kernels", ["reference", "cpu", "cpu_inference"])
+KERNEL_SETS = pytest.mark.parametrize("kernels", ["reference", "cpu", "cpu_inference", "eager"])
 
 
 @KERNEL_SETS

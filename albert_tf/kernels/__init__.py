@@ -9,18 +9,20 @@ through (see `albert_tf.layers.reference_kernels`, the plain math every set comp
   matmuls, for graphs that take no gradient on oneDNN CPUs.
 - "cpu_serving": "cpu_inference"'s forms in plain TensorFlow ops (no XLA), the same on every
   machine: for SavedModel exports (`--export_kernels`).
+- "eager": the reference math in fewer, larger matmuls (Q/K/V as one), in `keras.ops`, for a
+  backend that runs the model op by op (Keras on PyTorch).
 
 A model takes one by name (`kernels=`, at construction and at load), builds it once and hands it
 to its layers (a layer built alone takes "reference"); the name is not part of the model's config
 or saved files (a runtime choice, like the device); `albert_tf.models.rebuilt` gives a built model in
 another set. All compute the same values to float rounding (tested).
 
-"reference" is `keras.ops` and runs on every Keras backend; the others are TensorFlow graphs (XLA
-kernels, oneDNN rewrites, `tf.Variable`s for exports), so they need the TensorFlow backend.
+"reference" and "eager" are `keras.ops` and run on every Keras backend; the others are TensorFlow
+graphs (XLA kernels, oneDNN rewrites, `tf.Variable`s for exports), so they need the TensorFlow backend.
 """
 
 
-KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving")
+KERNEL_SETS = ("reference", "cpu", "cpu_inference", "cpu_serving", "eager")
 DEFAULT_KERNEL_SET = "reference"
 # The sets written in TensorFlow ops: on JAX or PyTorch they are refused by name.
 TENSORFLOW_KERNEL_SETS = ("cpu", "cpu_inference", "cpu_serving")
@@ -53,8 +55,11 @@ def get(kernels):
         from albert_tf.kernels.cpu_inference import CpuInferenceKernels
 
         return CpuInferenceKernels()
-    if kernels == "cpu_serving":
-        from albert_tf.kernels.cpu_serving import CpuServingKernels
+    if kernels == "eager":
+        from albert_tf.kernels.eager import EagerKernels
+
+        return EagerKernels()
+    from albert_tf.kernels.cpu_serving import CpuServingKernels
 
     return CpuServingKernels()
 
