@@ -55,6 +55,7 @@ def tensorflow_placement(flags, strategy_name):
 
 def keras_placement(flags, strategy_name):
     """`keras.distribution` on JAX (data parallel over the devices), one device on PyTorch."""
+    import keras  # pylint: disable=g-import-not-at-top
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_tf.pretraining.keras_trainer import KerasPretrainingTrainer, check_grad_accum_steps  # pylint: disable=g-import-not-at-top
@@ -64,6 +65,8 @@ def keras_placement(flags, strategy_name):
         check_grad_accum_steps(flags.grad_accum_steps)  # the trainer's check, before the data is built
     except ValueError as error:
         raise UsageError(flag_text(error)) from None
+    if flags.num_cpu_devices > 1 and keras.backend.backend() == "jax":
+        split_host_cpu(flags.num_cpu_devices)
     try:
         replicas = keras_distribution.set_distribution(strategy_name, flags.num_cpu_devices)
     except ValueError as error:
@@ -93,3 +96,9 @@ def keras_placement(flags, strategy_name):
                      worker_dir, lambda config, settings: KerasPretrainingTrainer(config, settings, replicas),
                      check, cannot_resume)
 
+
+def split_host_cpu(num_devices):
+    """`--num_cpu_devices` on JAX: the CPU as that many devices (tests, CPU runs of `mirrored`),
+    asked of XLA before JAX first looks at its devices."""
+    flag = f"--xla_force_host_platform_device_count={num_devices}"
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), flag]).strip()

@@ -8,24 +8,17 @@ distribution API exists for JAX alone; PyTorch here runs on one device (multi-GP
 need `torch.distributed` with a DistributedDataParallel wrapper, which Keras does not provide).
 """
 
-import os
-
 import keras
 
 DATA_PARALLEL_STRATEGIES = ("mirrored", "multi_worker_mirrored", "tpu")
 
 
-def split_host_cpu(num_devices):
-    """Makes JAX see the CPU as `num_devices` devices (tests, CPU runs of `mirrored`); must run
-    before JAX first looks at its devices."""
-    flag = f"--xla_force_host_platform_device_count={num_devices}"
-    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), flag]).strip()
-
-
 def set_distribution(strategy_name, num_cpu_devices=1):
     """Sets the Keras distribution for `strategy_name` (None / `one_device`: none) on this backend;
     returns the number of devices a global batch is split over. ValueError for a strategy or a
-    device count the backend cannot run, before any work."""
+    device count the backend cannot run, before any work. `num_cpu_devices` above 1: the CPU split
+    into that many devices, which the caller asked JAX for before JAX started
+    (`XLA_FLAGS=--xla_force_host_platform_device_count=N`)."""
     backend = keras.backend.backend()
     if strategy_name not in (None, "one_device") + DATA_PARALLEL_STRATEGIES:
         raise ValueError(f"unknown strategy {strategy_name!r}")
@@ -35,8 +28,6 @@ def set_distribution(strategy_name, num_cpu_devices=1):
             raise ValueError(f"{what} needs KERAS_BACKEND=jax or tensorflow; the {backend} backend trains on "
                              "one device")
         return 1
-    if num_cpu_devices > 1:
-        split_host_cpu(num_cpu_devices)
     if strategy_name == "multi_worker_mirrored":
         keras.distribution.initialize()
     devices = keras.distribution.list_devices()
