@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
+from albert_tf.checkpoints.portable import portable_checkpoints
 from albert_tf.io_utils import write_json
 from albert_tf.training.run_records import BEST_METRICS_FILE
 from albert_tf.json_text import parse_json
@@ -56,8 +57,9 @@ def training_settings(flag_values):
 def holds_a_trained_model(output_dir):
     """Whether `output_dir` (or a --seeds run's `seed_*/` in it) holds training checkpoints or a best model."""
     for run_dir in [output_dir, *tf.io.gfile.glob(os.path.join(output_dir, "seed_*"))]:
-        if tf.io.gfile.exists(os.path.join(run_dir, BEST_METRICS_FILE)) or tf.io.gfile.glob(
-                os.path.join(run_dir, TRAINING_CHECKPOINT_DIR, "*.index")):
+        checkpoints = os.path.join(run_dir, TRAINING_CHECKPOINT_DIR)
+        if (tf.io.gfile.exists(os.path.join(run_dir, BEST_METRICS_FILE))
+                or tf.io.gfile.glob(os.path.join(checkpoints, "*.index")) or portable_checkpoints(checkpoints)):
             return True
     return False
 
