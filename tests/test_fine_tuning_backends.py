@@ -40,17 +40,16 @@ trainer = KerasPretrainingTrainer(AlbertConfig.from_json_file(sys.argv[2]),
 trainer.checkpoint_manager(sys.argv[1], 1).save(checkpoint_number=trainer.step)
 """
 
-# The script, stopped by a SIGTERM right after it saves training checkpoint N (argv[1]): before
-# `best/` and the JSON records of step N are written, which the resumed run repairs.
+# The script, stopped by signal {signal} right after it saves training checkpoint {step}: before
+# `best/` and the JSON records of that step are written, which the resumed run repairs.
 STOPPED_AFTER_SAVE = r"""
 import os, signal
 from albert_tf.training.portable_checkpoints import PortableCheckpointManager
-stop_at = int(sys.argv.pop(1))
 save = PortableCheckpointManager.save
 def save_then_stop(self, checkpoint_number):
     path = save(self, checkpoint_number)
-    if checkpoint_number == stop_at:
-        os.kill(os.getpid(), signal.SIGTERM)
+    if checkpoint_number == {step}:
+        os.kill(os.getpid(), signal.{signal})
     return path
 PortableCheckpointManager.save = save_then_stop
 """
@@ -75,10 +74,12 @@ print(json.dumps(np.asarray(logits, np.float64).tolist()))
 
 
 def run_script(backend, script, *args, stop_after_save=None):
-    """`python script args` on `backend` (a subprocess); with `stop_after_save=N`, SIGTERM after checkpoint N."""
+    """`python script args` on `backend` (a subprocess); with `stop_after_save=(N, signal name)`, that
+    signal after checkpoint N."""
     code = script_code(os.path.join(REPO, script), *args)
     if stop_after_save is not None:
-        code = STOPPED_AFTER_SAVE + code.replace("sys.argv = [", f"sys.argv = [{str(stop_after_save)!r}, ", 1)
+        step, signal = stop_after_save
+        code = STOPPED_AFTER_SAVE.format(step=step, signal=signal) + code
     return completed_on_backend(backend, code, tensorflow=True, timeout=TIMEOUT)
 
 
@@ -155,8 +156,9 @@ def test_a_model_fine_tuned_off_tensorflow_exports_on_tensorflow_with_its_output
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_a_run_stopped_by_sigterm_and_resumed_ends_bit_identical_to_an_uninterrupted_one(tmp_path, backend):
+@pytest.mark.parametrize("backend, signal, status", [("jax", "SIGTERM", 143), ("torch", "SIGTERM", 143),
+                                                     ("torch", "SIGKILL", -9)])
+def test_a_stopped_run_resumed_ends_bit_identical_to_an_uninterrupted_one(tmp_path, backend, signal, status):
     """Stopped right after checkpoint 4 (before its best/ and JSON records), the rerun repairs the
     records and continues with the batches, dropout masks and optimizer state the stopped run had:
     its later checkpoints and records equal the uninterrupted run's bit for bit."""
@@ -170,9 +172,10 @@ def test_a_run_stopped_by_sigterm_and_resumed_ends_bit_identical_to_an_uninterru
 
     uninterrupted = run("uninterrupted")
     assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
-    stopped = run("stopped", stop_after_save=4)
-    assert stopped.returncode == 143, stopped.stderr[-3000:]
-    assert stopped.stderr.strip().splitlines()[-1].startswith("stopped by SIGTERM"), stopped.stderr[-3000:]
+    stopped = run("stopped", stop_after_save=(4, signal))
+    assert stopped.returncode == status, stopped.stderr[-3000:]
+    if signal == "SIGTERM":
+        assert stopped.stderr.strip().splitlines()[-1].startswith("stopped by SIGTERM"), stopped.stderr[-3000:]
     assert [record["step"] for record in read_json(tmp_path / "stopped", "eval_history.json")] == [2]
     resumed = run("stopped")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -218,3 +221,19 @@ def test_race_trains_evaluates_and_predicts_on_jax(tmp_path):
     assert read_json(output_dir, "eval_results.json") == pytest.approx(read_json(output_dir, "best_metrics.json")["metrics"])
     predictions = read_json(output_dir, "test_predictions.json")
     assert len(predictions) == 5 and set(predictions.values()) <= set("ABCD")
+
+
+def test_a_tensorflow_best_model_is_named_off_tensorflow_not_called_damaged(tmp_path):
+    (tmp_path / "best").mkdir()
+    (tmp_path / "best" / "model.index").write_bytes(b"")
+    result = completed_on_backend("torch", r"""
+from albert_tf.error_text import SettingError
+from albert_tf.training import run_checkpoints
+try:
+    run_checkpoints.holding(sys.argv[1])
+except SettingError as error:
+    print(error.worded(lambda name: "--" + name))
+""", str(tmp_path / "best" / "model"), tensorflow=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "is a TensorFlow checkpoint, which the torch backend does not restore: run the same command with " \
+           "KERAS_BACKEND=tensorflow" in result.stdout, result.stdout

@@ -200,6 +200,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     if done_steps < train_steps:
         model.fit(train_dataset.skip(done_steps), epochs=math.ceil(train_steps / eval_every),
                   initial_epoch=done_steps // eval_every,
-                  steps_per_epoch=eval_every, callbacks=[callback], verbose=0,
+                  steps_per_epoch=eval_every, callbacks=[callback, *checkpoints.fit_callbacks(manager)], verbose=0,
                   shuffle=False)  # the dataset shuffles itself
     return records.best

@@ -9,6 +9,7 @@ Both sit at the same paths and hold the same things: the model, the optimizer, t
 states and the run records (`run_records.EvalRecords`).
 """
 
+import base64
 import os
 
 import keras
@@ -54,6 +55,11 @@ class TensorFlowCheckpoints:
         return stored
 
     @staticmethod
+    def fit_callbacks(manager):
+        del manager  # a restore takes effect at once
+        return []
+
+    @staticmethod
     def read_weights(model, prefix):
         tf.train.Checkpoint(model=model).read(prefix).expect_partial()
 
@@ -72,14 +78,48 @@ class TensorFlowCheckpoints:
     best_step = staticmethod(run_records.best_step)
 
 
+class TorchRandomState(keras.callbacks.Callback):
+    """PyTorch's global random state (CPU), as a checkpoint's state value. Keras' `Dropout` without
+    a seed draws its masks on PyTorch from it (`torch.nn.functional.dropout`), not from the layer's
+    seed generator. A restored state is set when the first batch after the resume begins, as a
+    callback of `fit`: making the data iterator draws from the state too, once per `fit`, and the
+    uninterrupted run made its iterator before its first step, not at the checkpoint."""
+
+    def __init__(self):
+        super().__init__()
+        self.restored = None
+
+    @staticmethod
+    def serialize():
+        import torch  # pylint: disable=g-import-not-at-top
+
+        return base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")
+
+    def deserialize(self, text):
+        self.restored = text
+
+    def on_train_batch_begin(self, batch, logs=None):
+        import torch  # pylint: disable=g-import-not-at-top
+
+        if self.restored is not None:
+            torch.set_rng_state(torch.frombuffer(bytearray(base64.b64decode(self.restored)), dtype=torch.uint8))
+            self.restored = None
+
+
 class PortableCheckpoints:
     """Portable checkpoints (`training.portable_checkpoints`), on JAX and PyTorch."""
 
     @staticmethod
     def manager(state, records, directory, max_to_keep):
-        # The dropout seed states ride in every portable checkpoint of the model.
-        return PortableCheckpointManager(PortableCheckpoint(state["model"], state["optimizer"], records=records),
-                                         directory, max_to_keep)
+        # The dropout seed states ride in every portable checkpoint of the model; PyTorch's own too.
+        backend_state = {"torch_random_state": TorchRandomState()} if keras.backend.backend() == "torch" else {}
+        return PortableCheckpointManager(PortableCheckpoint(state["model"], state["optimizer"], records=records,
+                                                            **backend_state), directory, max_to_keep)
+
+    @staticmethod
+    def fit_callbacks(manager):
+        """What `fit` must call for the restored state to take effect (PyTorch's random state)."""
+        return [value for value in manager.checkpoint.state.values() if isinstance(value, keras.callbacks.Callback)]
 
     @staticmethod
     def best_checkpoint(model, records):
@@ -158,5 +198,13 @@ def for_this_backend():
 
 def holding(prefix):
     """The kind of the checkpoint at `prefix`: portable ones are read on every backend (a model
-    fine-tuned on JAX or PyTorch is evaluated and exported on TensorFlow), TensorFlow's on it."""
-    return PortableCheckpoints if is_portable_checkpoint(prefix) else for_this_backend()
+    fine-tuned on JAX or PyTorch is evaluated and exported on TensorFlow), TensorFlow's on it; a
+    SettingError for TensorFlow's off it."""
+    if is_portable_checkpoint(prefix):
+        return PortableCheckpoints
+    backend = keras.backend.backend()
+    if backend != "tensorflow" and TensorFlowCheckpoints.exists(prefix):
+        raise SettingError("{output_dir}: its best model {prefix} is a TensorFlow checkpoint, which the " + backend
+                           + " backend does not restore: run the same command with KERAS_BACKEND=tensorflow",
+                           prefix=prefix)
+    return for_this_backend()
