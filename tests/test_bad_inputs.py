@@ -481,8 +481,7 @@ def test_run_classifier_refuses_a_file_as_export_dir(tmp_path, a_file):
 
 def _fine_tuning(script, *flags):
     def args(tmp_path):
-        return [script, "--do_train", f"--data_dir={tmp_path / 'none'}", f"--output_dir={tmp_path / 'out'}",
-                *[flag.format(tmp=tmp_path) for flag in flags]]
+        return [script, "--do_train", f"--output_dir={tmp_path / 'out'}", *[flag.format(tmp=tmp_path) for flag in flags]]
     return args
 
 
@@ -497,19 +496,19 @@ def _with_checkpoints_of(kind):
             os.makedirs(checkpoints / "ckpt-2")
             (checkpoints / "ckpt-2" / "weights.safetensors").write_bytes(b"")
             (checkpoints / "ckpt-2" / "state.json").write_text(json.dumps({"backend": kind, "step": 2}))
-        return _fine_tuning("run_classifier.py", "--task_name=SST-2")(tmp_path)
+        return _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none")(tmp_path)
     return args
 
 
 @pytest.mark.parametrize("backend, make_args, words", [
-    ("jax", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--export_dir={tmp}/export"),
+    ("jax", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--export_dir={tmp}/export"),
      ["--export_dir: exports are TensorFlow's", "on jax", "KERAS_BACKEND=tensorflow --do_train=false"]),
     ("torch", _fine_tuning("run_squad.py", "--train_file=t.json", "--predict_file=p.json", "--export_tflite={tmp}/lite"),
      ["--export_tflite: exports are TensorFlow's", "on torch", "KERAS_BACKEND=tensorflow --do_train=false"]),
-    ("torch", _fine_tuning("run_race.py", "--export_dir={tmp}/export"), ["--export_dir", "on torch"]),
-    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--strategy=tpu"),
+    ("torch", _fine_tuning("run_race.py", "--data_dir={tmp}/none", "--export_dir={tmp}/export"), ["--export_dir", "on torch"]),
+    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--strategy=tpu"),
      ["--strategy: strategy tpu needs KERAS_BACKEND=jax or tensorflow", "torch backend trains on one device"]),
-    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--kernels=cpu"),
+    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--kernels=cpu"),
      ["--kernels=cpu", "need the tensorflow backend"]),
     ("jax", _with_checkpoints_of("tensorflow"), ["--output_dir", "holds TensorFlow checkpoints",
                                                  "resume with KERAS_BACKEND=tensorflow"]),
