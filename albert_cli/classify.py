@@ -138,7 +138,7 @@ def make_task(flag_values):
 
     if own_data_given(flag_values):
         return own_data.OwnDataTask(flag_values)
-    task = glue.GlueTask(flag_values)
+    task = glue.GlueFineTuning(flag_values)
     apply_recipe(task.glue_task)
     return task
 

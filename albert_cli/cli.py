@@ -8,6 +8,7 @@ SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way o
 exit status 143; so does Ctrl-C (KeyboardInterrupt), exit status 130. Library modules never import this one.
 """
 
+import contextlib
 import errno
 import math
 import os
@@ -82,6 +83,7 @@ def run_main(main, argv=None, help_module=None):
 
     def guarded(args):
         try:
+            require_trainable_backend()
             return main(args)
         except Terminated:
             exit_terminated()
@@ -110,6 +112,18 @@ def run_main(main, argv=None, help_module=None):
         exit_terminated()
     except KeyboardInterrupt:
         exit_interrupted()
+
+
+# The Keras backends the commands train and evaluate on (Keras' others, numpy and openvino, infer only).
+KERAS_BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def require_trainable_backend():
+    """`KERAS_BACKEND`, when set, names a backend the commands run on: a UsageError before Keras
+    loads, rather than Keras' traceback."""
+    name = os.environ.get("KERAS_BACKEND")
+    require(name in (None, *KERAS_BACKENDS),
+            f"KERAS_BACKEND={name}: expected one of {', '.join(KERAS_BACKENDS)} (docs/backends.md)")
 
 
 def exit_terminated():
@@ -172,6 +186,16 @@ def require(condition, message):
     """Raises `UsageError(message)` unless `condition` holds."""
     if not condition:
         raise UsageError(message)
+
+
+@contextlib.contextmanager
+def flag_checked(flag, advice=""):
+    """A library check of `--flag`'s value in the block: its ValueError becomes the UsageError
+    `--flag: <error><advice>`."""
+    try:
+        yield
+    except ValueError as error:
+        raise UsageError(f"--{flag}: {error}{advice}") from None
 
 
 def require_positive_finite(flag, value):

@@ -1,6 +1,6 @@
 """What every fine-tuning script loads first: the tokenizer and the config, checked against each other."""
 
-from albert_cli.cli import UsageError, require
+from albert_cli.cli import UsageError, flag_checked, require
 from albert_tf.config import AlbertConfig
 from albert_tf.text.tokenization import AlbertTokenizer
 
@@ -28,10 +28,8 @@ def model_config(flag_values, init_checkpoint=None):
         if config is not None:
             return config
         config_file = albert_config_file(init_checkpoint) or config_file
-    try:
+    with flag_checked("albert_config_file"):
         return AlbertConfig.from_json_file(config_file)
-    except ValueError as error:
-        raise UsageError(f"--albert_config_file: {error}") from None
 
 
 def check_init_checkpoint_sizes(flag_values, config, init_checkpoint):

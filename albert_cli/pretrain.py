@@ -26,9 +26,9 @@ from albert_cli.output_lock import lock_output_dir
 from albert_cli.pretraining_summary import metrics_text, summary_lines
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
-                            require_recompute_trainable, run_main, settle_kernels, start_determinism)
+                            require_recompute_trainable, run_main, settle_kernels)
 from albert_tf.error_text import error_line
-from albert_tf.io_utils import remove_checkpoint_partials
+from albert_tf.training.checkpoint_saving import remove_checkpoint_partials
 from albert_tf.json_text import parse_json
 from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES
@@ -137,14 +137,13 @@ def load_config(init_checkpoint):
     return config
 
 
-def data_files(strategy):
+def data_files(workers):
     """(train files, eval files); builds the bundled data when --input_file is not given."""
-    from albert_tf.training.distribute import num_workers  # pylint: disable=g-import-not-at-top
     from albert_cli.bundled_data import build_bundled_data  # pylint: disable=g-import-not-at-top
 
     if FLAGS.input_file:
         return FLAGS.input_file, FLAGS.eval_input_file or FLAGS.input_file
-    require(num_workers(strategy) == 1, "--input_file is required with several workers (the bundled data is built per machine)")
+    require(workers == 1, "--input_file is required with several workers (the bundled data is built per machine)")
     train, heldout = build_bundled_data(
         os.path.join(FLAGS.output_dir, "data"), FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
         dupe_factor=FLAGS.bundled_dupe_factor, random_seed=FLAGS.seed,
@@ -242,7 +241,7 @@ def sigterm_stops(what):
 
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    require_output_dir("output_dir", FLAGS.output_dir)
+    require_output_dir("output_dir", FLAGS.output_dir, create=False)
     if FLAGS.eval_input_file and not FLAGS.do_eval:
         sys.stderr.write("warning: --eval_input_file is not read: --do_eval is false (add --do_eval to evaluate)\n")
     name = strategy_name()
@@ -250,33 +249,30 @@ def main(argv):
     import keras  # pylint: disable=g-import-not-at-top
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-    from albert_tf.training import distribute  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
-    from albert_tf.training.distribute import worker_output_dir  # pylint: disable=g-import-not-at-top
     from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
-    from albert_tf.training.resume_check import cannot_resume, check_resumable, fall_back_to_intact  # pylint: disable=g-import-not-at-top
-    from albert_tf.pretraining.trainer import PretrainingTrainer, TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.trainer import TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
 
-    start_determinism(FLAGS)
-    if FLAGS.num_cpu_devices > 1:
-        distribute.split_cpu(FLAGS.num_cpu_devices)
-    strategy = distribute.get_strategy(name, FLAGS.tpu_name or FLAGS.master, FLAGS.tpu_zone, FLAGS.gcp_project)
+    from albert_cli.pretraining_placement import keras_placement, tensorflow_placement  # pylint: disable=g-import-not-at-top
+
+    on_tensorflow = keras.backend.backend() == "tensorflow"
+    placement = (tensorflow_placement if on_tensorflow else keras_placement)(FLAGS, name)
     settle_kernels(FLAGS)
-    tf.io.gfile.makedirs(worker_output_dir(FLAGS.output_dir, strategy))
-    lock_output_dir("output_dir", worker_output_dir(FLAGS.output_dir, strategy))
+    require_output_dir("output_dir", FLAGS.output_dir)
+    tf.io.gfile.makedirs(placement.worker_dir)
+    lock_output_dir("output_dir", placement.worker_dir)
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint  # pylint: disable=g-import-not-at-top
 
     init_checkpoint = inspected_init_checkpoint(FLAGS)  # looked at once, for its config and its weights
     config = load_config(init_checkpoint)
     if FLAGS.recompute:
         require_recompute_trainable(config)
-    require(FLAGS.train_batch_size % (strategy.num_replicas_in_sync * FLAGS.grad_accum_steps) == 0,
-            f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({strategy.num_replicas_in_sync}) "
+    require(FLAGS.train_batch_size % (placement.replicas * FLAGS.grad_accum_steps) == 0,
+            f"--train_batch_size ({FLAGS.train_batch_size}) must be a multiple of replicas ({placement.replicas}) "
             f"x --grad_accum_steps ({FLAGS.grad_accum_steps})")
-    require(FLAGS.eval_batch_size % strategy.num_replicas_in_sync == 0,
-            f"--eval_batch_size ({FLAGS.eval_batch_size}) must be a multiple of the replicas ({strategy.num_replicas_in_sync})")
-    train_files, eval_files = data_files(strategy)
+    require(FLAGS.eval_batch_size % placement.replicas == 0,
+            f"--eval_batch_size ({FLAGS.eval_batch_size}) must be a multiple of the replicas ({placement.replicas})")
     keras.utils.set_random_seed(FLAGS.seed)
 
     settings = TrainerSettings(
@@ -286,15 +282,13 @@ def main(argv):
         mixed_precision=FLAGS.mixed_precision, jit_compile=FLAGS.jit_compile,
         kernels=FLAGS.kernels, recompute=FLAGS.recompute,
     )
-    trainer = PretrainingTrainer(strategy, config, settings)
-    remove_checkpoint_partials(FLAGS.output_dir)  # a killed save's `ckpt-N_temp/`
+    remove_checkpoint_partials(placement.worker_dir)  # a killed save's `ckpt-N_temp/`
     try:
-        if FLAGS.resume_from_intact_checkpoint and (note := fall_back_to_intact(worker_output_dir(FLAGS.output_dir, strategy))):
-            sys.stderr.write(f"--output_dir: {note}\n")
-        check_resumable(worker_output_dir(FLAGS.output_dir, strategy), trainer.model,
-                        fall_back_setting="resume_from_intact_checkpoint")
+        trainer = placement.trainer(config, settings)
+        placement.check_resumable(trainer)
     except ValueError as error:
         raise UsageError(flag_text(error)) from None
+    train_files, eval_files = data_files(placement.workers)
     try:
         run = PretrainingRun(
             trainer, FLAGS.output_dir,
@@ -303,7 +297,7 @@ def main(argv):
             iterations_per_loop=FLAGS.iterations_per_loop,
         )
     except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
-        raise UsageError(flag_text(cannot_resume(FLAGS.output_dir, error))) from None
+        raise UsageError(flag_text(placement.cannot_resume(error))) from None
     if FLAGS.do_train and trainer.is_chief:  # steps after the restored checkpoint are redone
         write_model_files(FLAGS.output_dir, config, None if FLAGS.input_file else SPM_MODEL)  # for every tool
         drop_records_after(FLAGS.output_dir, run.restored_step or 0)
@@ -326,7 +320,8 @@ def main(argv):
         print("\n".join(summary_lines(previous_summary, FLAGS.output_dir, SUMMARY_FILE)))
         return
 
-    summary = {"strategy": type(strategy).__name__, "replicas": strategy.num_replicas_in_sync, "train_files": train_files}
+    summary = {"backend": keras.backend.backend(), "strategy": placement.description, "replicas": placement.replicas,
+               "train_files": train_files}
     if FLAGS.do_train and 0 in evaluations:  # the evaluation before step 0 of an earlier attempt of this run
         summary["eval_initial"] = evaluations[0]
     evaluate = None
@@ -339,8 +334,8 @@ def main(argv):
         def evaluate():
             try:
                 with sigterm_stops("evaluation"):
-                    dataset = distribute.distribute_datasets(strategy, make_eval_dataset)
-                    values = run.evaluate(dataset, FLAGS.max_eval_steps, FLAGS.eval_batch_size)
+                    values = run.evaluate(trainer.eval_batches(make_eval_dataset), FLAGS.max_eval_steps,
+                                          FLAGS.eval_batch_size)
             except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as error:
                 raise data_error(error, eval_files, "eval_input_file", config) from None
             summary["eval"] = dict(values, step=trainer.step)

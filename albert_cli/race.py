@@ -22,6 +22,7 @@ FLAGS = flags.FLAGS
 
 task_flags.define_task_flags(output_dir="output/race")
 flags.adopt_module_key_flags(task_flags)  # shown by --help
+# This task's own flags: shaped like the other tasks', with its own defaults and help (shared flags: task_flags).
 flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}/.")
 flags.DEFINE_integer("max_seq_length", 512, "Length of each [CLS] article [SEP] question+option [SEP] row.")
 flags.DEFINE_integer("max_qa_length", 128, "The question + option keeps its last this many pieces.")

@@ -23,6 +23,7 @@ FLAGS = flags.FLAGS
 
 task_flags.define_task_flags(output_dir="output/squad")
 flags.adopt_module_key_flags(task_flags)  # shown by --help
+# This task's own flags: shaped like the other tasks', with its own defaults and help (shared flags: task_flags).
 flags.DEFINE_string("train_file", None, "SQuAD JSON for training, e.g. train-v1.1.json or train-v2.0.json.")
 flags.DEFINE_string("predict_file", None, "SQuAD JSON to answer (and score, if it has answers), e.g. dev-v2.0.json.")
 flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: questions may have no answer.")

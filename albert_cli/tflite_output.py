@@ -4,7 +4,7 @@ writable and must not hold the files the export would write (a model in use is n
 what a killed export left there is removed first). `export_all` writes a command's formats
 (LiteRT files, SavedModels) as all or none."""
 
-from albert_cli.cli import UsageError, require, require_output_dir
+from albert_cli.cli import flag_checked, require, require_output_dir
 
 # The kinds of output `export_all` writes, each named as its message names it.
 LITERT, SAVED_MODEL = "LiteRT", "SavedModel"
@@ -19,10 +19,8 @@ def check_tflite_output(directory, stem, do_lower_case, runtime):
     # TensorFlow: only past --help.
     from albert_tf.serving.litert.publish import refuse_existing, tflite_paths  # pylint: disable=g-import-not-at-top
 
-    try:
+    with flag_checked("export_tflite"):
         refuse_existing(tflite_paths(directory, stem=stem))
-    except ValueError as error:
-        raise UsageError(f"--export_tflite: {error}") from None
 
 
 def export_all(formats):

@@ -1,7 +1,9 @@
-"""The values of the library's named settings, in a module free of TensorFlow.
+"""Names only, on purpose: the values of the library's settings that the scripts' flags list or default to.
 
-The scripts' flags list them, and `--help` must not wait for TensorFlow to load; the modules
-that act on a setting import its names from here.
+They stay apart from their owners (`training.distribute`, `training.optimization`, `serving/`, ...),
+which import TensorFlow or Keras, because `albert_cli` defines its flags (and answers `--help`)
+before TensorFlow loads. Each owner checks its setting against the names here and re-exports none.
+(Kernel sets are named in `albert_tf.kernels`, which is itself free of TensorFlow.)
 """
 
 STRATEGY_NAMES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")

@@ -6,10 +6,8 @@ imported only then, so light processes (the data builder's workers) never pay fo
 
 import contextlib
 import errno
-import glob
 import json
 import os
-import re
 import shutil
 import stat
 import uuid
@@ -27,7 +25,7 @@ def special_file_kind(path):
     """"a FIFO", "a socket" or "a device" when the local `path` is one, else None (a regular file, a
     directory, nothing, a remote path). Readers refuse them: a read of a FIFO waits for a writer for
     ever, and a device's may never end."""
-    if _is_remote(path):
+    if is_remote(path):
         return None
     try:
         mode = os.stat(path).st_mode
@@ -53,7 +51,7 @@ def refuse_overwriting_inputs(outputs, inputs):
 
 
 def _same_file(first, second):
-    if _is_remote(first) or _is_remote(second):
+    if is_remote(first) or is_remote(second):
         return first == second
     if os.path.realpath(first) == os.path.realpath(second):
         return True
@@ -69,21 +67,22 @@ def _gfile():
     return tf.io.gfile
 
 
-def _is_remote(path):
+def is_remote(path):
+    """Whether `path` is on a filesystem only `tf.io.gfile` reaches (gs://, hdfs://)."""
     return "://" in path
 
 
 def exists(path):
-    return _gfile().exists(path) if _is_remote(path) else os.path.exists(path)
+    return _gfile().exists(path) if is_remote(path) else os.path.exists(path)
 
 
 def isdir(path):
-    return _gfile().isdir(path) if _is_remote(path) else os.path.isdir(path)
+    return _gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
 
 
 def read_text(path):
     """The text of the file at `path`, local or remote."""
-    if _is_remote(path):
+    if is_remote(path):
         with _gfile().GFile(path, "r") as handle:
             return handle.read()
     with open(path, encoding="utf-8") as handle:
@@ -113,14 +112,14 @@ def atomic_outputs(paths, replace=True):
             _rename_all(temporaries, paths, replace)
     finally:
         for tmp in temporaries:
-            _remove_quietly(tmp, _is_remote(tmp))
+            remove_quietly(tmp, is_remote(tmp))
 
 
 def _rename_all(sources, destinations, replace):
     placed = []
     try:
         for source, destination in zip(sources, destinations):
-            if _is_remote(destination):
+            if is_remote(destination):
                 _gfile().rename(source, destination, overwrite=replace)
             elif replace or os.path.isdir(source):
                 os.replace(source, destination)  # a directory onto a non-empty one fails: never merged
@@ -129,7 +128,7 @@ def _rename_all(sources, destinations, replace):
             placed.append(destination)
     except BaseException:
         for destination in placed:
-            _remove_quietly(destination, _is_remote(destination))
+            remove_quietly(destination, is_remote(destination))
         raise
 
 
@@ -142,7 +141,7 @@ def removed_on_failure(paths):
     except BaseException:
         with sigterm_deferred():  # a second SIGTERM does not stop the removal halfway
             for path in paths:
-                _remove_quietly(path, _is_remote(path))
+                remove_quietly(path, is_remote(path))
         raise
 
 
@@ -165,7 +164,7 @@ def _place_new(source, destination):
         os.remove(source)
 
 
-def _remove_quietly(path, remote):
+def remove_quietly(path, remote):
     """Removes a leftover file or directory; a failure to clean up never hides the real error."""
     with contextlib.suppress(Exception):
         if remote:
@@ -183,7 +182,7 @@ def _remove_quietly(path, remote):
 def atomic_open(path, mode="w"):
     """Like `open(path, mode)`, but the file appears under `path` only once fully written."""
     with atomic_output(path) as tmp:
-        opener = _gfile().GFile if _is_remote(path) else open
+        opener = _gfile().GFile if is_remote(path) else open
         with opener(tmp, mode) as handle:
             yield handle
 
@@ -213,44 +212,3 @@ def atomic_directory(path):
     finally:
         if os.path.exists(staging):
             shutil.rmtree(staging)
-
-
-def latest_checkpoint(directory):
-    """`tf.train.latest_checkpoint`, with a `checkpoint` state file that is not UTF-8 unreadable
-    (None), as TensorFlow reads one that does not parse, rather than a UnicodeDecodeError."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-    try:
-        return tf.train.latest_checkpoint(directory)
-    except UnicodeDecodeError:
-        return None
-
-
-def remove_checkpoint_partials(directory):
-    """Removes the `<prefix>_temp/` directories a killed or failed TensorFlow checkpoint save
-    leaves (TF never cleans them); call before training starts, never during a save. Local only."""
-    if _is_remote(directory) or not os.path.isdir(directory):
-        return []
-    partials = sorted(os.path.join(directory, name) for name in os.listdir(directory)
-                      if name.endswith("_temp") and os.path.isdir(os.path.join(directory, name)))
-    for path in partials:
-        shutil.rmtree(path, ignore_errors=True)
-    return partials
-
-
-def save_checkpoint(manager, step):
-    """`manager.save(checkpoint_number=step)` (a `tf.train.CheckpointManager`); a save that fails (a
-    full disk) or is stopped leaves nothing: TensorFlow would leave `<prefix>-<step>_temp/` and
-    partial `<prefix>-<step>.*` files, which keep the disk full. Local directories only are cleaned."""
-    try:
-        return manager.save(checkpoint_number=step)
-    except BaseException:
-        kept = set(manager.checkpoints)
-        if not _is_remote(manager.directory):
-            for path in glob.glob(os.path.join(glob.escape(manager.directory), f"*-{step}[._]*")):
-                # <prefix>-<step>_temp or <prefix>-<step>.<suffix>, read in the file name only (the
-                # directory's own name may hold "-<step>" too).
-                parts = re.fullmatch(rf"(.+-{step})(_temp|\..+)", os.path.basename(path))
-                if parts and os.path.join(os.path.dirname(path), parts.group(1)) not in kept:
-                    _remove_quietly(path, remote=False)
-        raise

@@ -35,8 +35,8 @@ MODEL_KINDS = {
     "squad_v2": lambda config: AlbertQuestionAnswering(config, version_2_with_negative=True, start_n_top=2,
                                                        end_n_top=2),
 }
-# The kinds whose `.weights.h5` files `albert_tf.checkpoints.load` reads (see `checkpoints.keras_file`).
-KINDS_OUR_LOADER_READS = ("backbone", "pretraining", "classifier")
+# The kinds whose `.weights.h5` files `albert_tf.checkpoints.load` reads (see `checkpoints.keras_file`): all.
+KINDS_OUR_LOADER_READS = tuple(MODEL_KINDS)
 
 
 def small_config():

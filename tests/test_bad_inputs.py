@@ -715,7 +715,7 @@ def test_a_full_disk_is_one_line_and_exit_2(kind, words):
 
 
 def test_killed_checkpoint_saves_leave_no_partials_behind(tmp_path):
-    from albert_tf.io_utils import remove_checkpoint_partials
+    from albert_tf.training.checkpoint_saving import remove_checkpoint_partials
 
     (tmp_path / "ckpt-5_temp").mkdir()
     (tmp_path / "ckpt-5_temp" / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"half")
@@ -1113,7 +1113,7 @@ def file_size_limit(limit):
 def test_a_failed_checkpoint_save_leaves_no_partial_checkpoint(tmp_path):
     import tensorflow as tf
 
-    from albert_tf.io_utils import save_checkpoint
+    from albert_tf.training.checkpoint_saving import save_checkpoint
 
     output_dir = tmp_path / "run-2"  # the directory's name holds "-2" as the failing step's files do
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(tf.zeros([100_000]))), str(output_dir), 3)

@@ -437,6 +437,32 @@ def test_keras_files_load_whole_or_the_backbone(make, suffix, tmp_path):
     assert report.missing == (() if isinstance(source, AlbertClassifier) else ("output_weights", "output_bias"))
 
 
+@pytest.mark.parametrize("model_class, arguments", [
+    (AlbertModel, {}), (AlbertPretrainingModel, {}), (AlbertClassifier, {"num_labels": 3}),
+    (AlbertQuestionAnswering, {}), (AlbertQuestionAnswering, {"version_2_with_negative": True}),
+    (AlbertMultipleChoice, {}),
+], ids=["backbone", "pretraining", "classifier", "squad1.1", "squad2.0", "multiple_choice"])
+def test_every_model_kind_is_read_whole_from_its_weights_file_by_from_pretrained(model_class, arguments, tmp_path):
+    """The checkpoints know all five kinds (through Keras' registry, which names them without an import)."""
+    source = _randomize(model_class(_config(), **arguments), seed=21)
+    source.save_weights(str(tmp_path / "model.weights.h5"))
+    source.config.to_json_file(str(tmp_path / "albert_config.json"))
+    again = model_class.from_pretrained(str(tmp_path / "model.weights.h5"), **arguments)
+    report = again.load_report
+    assert (report.format, report.missing, report.unused) == ("Keras file", (), ())
+    assert len(report.loaded) == len(source.weights)
+    _assert_same(again, source)
+
+
+def test_hugging_face_files_are_written_for_the_three_kinds_it_has_a_class_of(tmp_path):
+    from albert_tf.checkpoints import save_huggingface_checkpoint
+
+    with pytest.raises(TypeError, match=r"expected one of \['AlbertModel', 'AlbertPretrainingModel', "
+                                        r"'AlbertClassifier'\], got AlbertQuestionAnswering"):
+        save_huggingface_checkpoint(AlbertQuestionAnswering(_config()), str(tmp_path / "hf"))
+    assert not os.path.exists(tmp_path / "hf")
+
+
 def test_keras_file_of_another_config_names_the_problem(tmp_path):
     path = str(tmp_path / "model.weights.h5")
     AlbertModel(_config()).save_weights(path)

@@ -44,3 +44,14 @@ def test_a_library_error_names_its_settings_and_a_script_words_them_as_flags(tmp
     assert str(caught.value).startswith(f"data_dir: {missing}/RTE/dev.tsv does not exist")
     assert flag_text(caught.value).startswith(f"--data_dir: {missing}/RTE/dev.tsv does not exist")
     assert flag_text(ValueError("plain --flag text")) == "plain --flag text"
+
+
+def test_a_library_check_in_flag_checked_is_a_usage_error_naming_the_flag():
+    from albert_cli.cli import UsageError, flag_checked
+
+    with pytest.raises(UsageError, match=r"^--tflite_seq_length: must be at most 512, got 513; shorter$"):
+        with flag_checked("tflite_seq_length", "; shorter"):
+            raise ValueError("must be at most 512, got 513")
+    with pytest.raises(FileNotFoundError):  # only a check's ValueError is the flag's
+        with flag_checked("metrics"):
+            raise FileNotFoundError("no such file")

@@ -87,10 +87,10 @@ def test_the_dev_split_is_carved_from_train_by_its_own_seed(tmp_path):
 
 def test_glue_tasks_name_their_labels_as_tfds_does_and_label_names_overrides_them():
     from albert_cli.cli import UsageError
-    from albert_cli.fine_tuning.glue import GlueTask
+    from albert_cli.fine_tuning.glue import GlueFineTuning
 
     def task(name, label_names=None):
-        return GlueTask(types.SimpleNamespace(task_name=name, label_names=label_names)).glue_task
+        return GlueFineTuning(types.SimpleNamespace(task_name=name, label_names=label_names)).glue_task
 
     assert (task("SST-2").labels, task("SST-2").label_names) == (("0", "1"), ("negative", "positive"))
     assert task("rte").label_names == ("entailment", "not_entailment")  # names already

@@ -35,8 +35,12 @@ class _Trainer:
     def step(self):
         return int(self.global_step.numpy())
 
-    def checkpoint_items(self):
-        return {"global_step": self.global_step, "data_steps": self.data_steps}
+    def checkpoint_manager(self, output_dir, max_to_keep):
+        checkpoint = tf.train.Checkpoint(global_step=self.global_step, data_steps=self.data_steps)
+        return tf.train.CheckpointManager(checkpoint, output_dir, max_to_keep=max_to_keep, checkpoint_name="ckpt")
+
+    def batches_drawn(self):
+        return int(self.data_steps.numpy())
 
     def train_loop(self, iterator, steps):
         del iterator

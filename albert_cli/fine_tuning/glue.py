@@ -7,7 +7,7 @@ import os
 
 from absl import logging
 
-from albert_cli.cli import UsageError, require
+from albert_cli.cli import UsageError, flag_checked, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.export_flags import export_options
 from albert_cli.task_flags import MAX_SEED
@@ -44,8 +44,8 @@ class SplitData:
                                           padding=self.flags.padding, training=training, seed=seed)
 
 
-class GlueTask(FineTuningTask):
-    """The GLUE task `--task_name` names (`albert_tf.glue.tasks`), or another of its kind
+class GlueFineTuning(FineTuningTask):
+    """Fine-tuning on the GLUE task `--task_name` names (an `albert_tf.glue.tasks.GlueTask`), or another of its kind
     (`own_data.OwnDataTask`)."""
 
     def __init__(self, flag_values, glue_task=None):
@@ -80,18 +80,14 @@ class GlueTask(FineTuningTask):
                 f"{last_seed}, past the largest, {MAX_SEED}")
         if self.flags.export_tflite is None:
             return
-        try:
+        with flag_checked("export_tflite", "; its SavedModel (--export_dir) serves it"):
             check_single_text_task(self.glue_task)
-        except ValueError as error:
-            raise UsageError(f"--export_tflite: {error}; its SavedModel (--export_dir) serves it") from None
         check_tflite_output(self.flags.export_tflite, "classifier", self.flags.do_lower_case, "MediaPipe")
 
     def check_config(self, config):
         if self.flags.export_tflite is not None:
-            try:
+            with flag_checked("tflite_seq_length"):
                 check_seq_length(self.flags.tflite_seq_length, config)
-            except ValueError as error:
-                raise UsageError(f"--tflite_seq_length: {error}") from None
 
     def head(self, backbone):
         return AlbertClassifier(backbone=backbone, num_labels=self.glue_task.num_labels)

@@ -1,5 +1,5 @@
 """Fine-tuning on one's own CSV, TSV or JSON Lines files (`albert-classify --train_file=...`): GLUE's
-task (`glue.GlueTask`: features, metrics, seeds, exports) on data read by `albert_tf.glue.own_data`.
+task (`glue.GlueFineTuning`: features, metrics, seeds, exports) on data read by `albert_tf.glue.own_data`.
 
 The label names are fixed when training starts (`--label_names`, else the train file's sorted
 values) and recorded beside the checkpoints (`label_names.json`), so that a later run on the same
@@ -10,8 +10,8 @@ know them.
 import glob
 import os
 
-from albert_cli.cli import UsageError, require
-from albert_cli.fine_tuning.glue import GlueTask, SplitData
+from albert_cli.cli import UsageError, flag_checked, require
+from albert_cli.fine_tuning.glue import GlueFineTuning, SplitData
 from albert_tf.checkpoints.model_files import LABEL_NAMES_FILE, read_label_names
 from albert_tf.glue import own_data
 from albert_tf.glue.submission import write_submission
@@ -24,7 +24,7 @@ def default_metrics(regression):
     return ("pearson", "spearman", "mse") if regression else ("accuracy",)
 
 
-class OwnDataTask(GlueTask):
+class OwnDataTask(GlueFineTuning):
     """Classification or regression of one text or a pair of texts from `--train_file`,
     `--dev_file` (or a seeded share of the train file) and `--test_file`."""
 
@@ -43,11 +43,9 @@ class OwnDataTask(GlueTask):
             require(len(names) >= 2 and len(set(names)) == len(names),
                     f"--label_names: expected two or more distinct names, got {list(names)}")
         self.dev_set, self.dev_split = self.read_dev_set(names)
-        try:
+        with flag_checked("metrics"):
             task = own_data.own_task(names, flags.regression, self.columns,
                                      flags.metrics or default_metrics(flags.regression))
-        except ValueError as error:
-            raise UsageError(f"--metrics: {error}") from None
         super().__init__(flag_values, task)
         kind = "regression" if flags.regression else "labels " + ",".join(names)
         self.run_name = f"{own_data.TASK_NAME} ({kind}; {' + '.join(self.columns)})"

@@ -7,7 +7,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from albert_cli.cli import UsageError, flag_text, require
+from albert_cli.cli import UsageError, flag_checked, flag_text, require
 from albert_cli.fine_tuning.task import FineTuningTask, TrainingPlan
 from albert_cli.export_flags import export_options
 from albert_cli.tflite_output import LITERT, SAVED_MODEL, check_tflite_output, export_all
@@ -99,17 +99,13 @@ class SquadTask(FineTuningTask):
                                    if flags[name].value])
         if flags.export_tflite is not None:
             check_tflite_output(flags.export_tflite, QUESTION_ANSWERER_STEM, flags.do_lower_case, "the Task Library")
-            try:
+            with flag_checked("export_tflite"):
                 check_task_library_windows(flags.max_seq_length, flags.max_query_length)
-            except ValueError as error:
-                raise UsageError(f"--export_tflite: {error}") from None
 
     def check_config(self, config):
         if self.flags.export_tflite is not None:
-            try:
+            with flag_checked("export_tflite"):
                 check_question_answerer(self.flags.version_2_with_negative, config)
-            except ValueError as error:
-                raise UsageError(f"--export_tflite: {error}") from None
 
     def head(self, backbone):
         model = AlbertQuestionAnswering(backbone=backbone, version_2_with_negative=self.flags.version_2_with_negative,

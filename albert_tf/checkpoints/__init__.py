@@ -15,8 +15,9 @@ Where things are:
   `keras_hub.save_keras_hub_preset`.
 - `formats`: which format a path holds and the config that comes with it.
 - TF1 checkpoints and ours are TensorFlow's formats and need TensorFlow; the others need none.
-- `model_classes`: the model classes it builds or names, handed over by `albert_tf.models`, which
-  imports this package; this package imports no model.
+- `model_classes`: the model classes it builds or names, found in Keras' registry by the names they
+  are registered with; `albert_tf.models` imports this package (`from_pretrained`), and this package
+  imports no model.
 """
 
 import importlib

@@ -234,7 +234,7 @@ def save_huggingface_checkpoint(model, directory, spm_model_file=None, do_lower_
     """
     from safetensors.numpy import save  # pylint: disable=g-import-not-at-top
 
-    if kind_of(model) is None:
+    if kind_of(model) not in ARCHITECTURES:
         raise TypeError(f"save_huggingface_checkpoint: expected one of "
                         f"{[model_class(kind).__name__ for kind in ARCHITECTURES]}, got {type(model).__name__}.")
     directory = os.fspath(directory)

@@ -1,28 +1,30 @@
-"""The model classes this package builds (to read a `.weights.h5` file) or names (Hugging Face's
-architectures), by kind. `albert_tf.models` imports this package (`from_pretrained`) and hands its
-classes over here (`provide`) as it is imported; this package never imports the models.
-"""
+"""Our model classes by kind, found in Keras' registry under the names they are registered with
+(`albert_tf>AlbertModel`, ...: the names a `.keras` file gives them), so that this package never
+imports `albert_tf.models`, which imports it (`from_pretrained`). Every model exists only once that
+package is imported, so wherever a model is read or written its classes are registered."""
+
+import keras
 
 BACKBONE = "backbone"
 PRETRAINING = "pretraining"
 CLASSIFIER = "classifier"
-KINDS = (BACKBONE, PRETRAINING, CLASSIFIER)
-
-_classes = {}
-
-
-def provide(**classes):
-    """Called once by `albert_tf.models`: `backbone=`, `pretraining=`, `classifier=` its classes."""
-    if set(classes) != set(KINDS):
-        raise TypeError(f"provide: expected the classes of {list(KINDS)}, got {sorted(classes)}")
-    _classes.update(classes)
+QUESTION_ANSWERING = "question_answering"
+MULTIPLE_CHOICE = "multiple_choice"
+_REGISTERED_NAMES = {
+    BACKBONE: "albert_tf>AlbertModel",
+    PRETRAINING: "albert_tf>AlbertPretrainingModel",
+    CLASSIFIER: "albert_tf>AlbertClassifier",
+    QUESTION_ANSWERING: "albert_tf>AlbertQuestionAnswering",
+    MULTIPLE_CHOICE: "albert_tf>AlbertMultipleChoice",
+}
+KINDS = tuple(_REGISTERED_NAMES)
 
 
 def model_class(kind):
     """The class of `kind` (one of `KINDS`)."""
-    return _classes[kind]
+    return keras.saving.get_registered_object(_REGISTERED_NAMES[kind])
 
 
 def kind_of(model):
     """The kind whose class `model` is exactly (a subclass is a model of its own), or None."""
-    return next((kind for kind, cls in _classes.items() if type(model) is cls), None)
+    return next((kind for kind in KINDS if type(model) is model_class(kind)), None)

@@ -16,7 +16,8 @@ from albert_tf.checkpoints.names import (BEST_CHECKPOINT_PREFIX, GLOBAL_STEP, HU
                                          tf1_variables)
 from albert_tf.checkpoints.stored import StoredWeights
 from albert_tf.error_text import error_line
-from albert_tf.io_utils import atomic_open, latest_checkpoint, temporary_name
+from albert_tf.io_utils import atomic_open, temporary_name
+from albert_tf.training.checkpoint_saving import latest_checkpoint
 
 
 def resolve_checkpoint_prefix(path):

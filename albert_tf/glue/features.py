@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from albert_tf.choices import PADDING_MODES
 from albert_tf.training.feature_cache import check_feature_file, read_sidecar
+from albert_tf.training.token_features import backbone_inputs
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.training.training_order import shuffled_repeats
@@ -109,15 +110,9 @@ def _parse(task):
 
     def parse(record):
         parsed = tf.io.parse_single_example(record, spec)
-        input_ids = tf.cast(parsed["input_ids"], tf.int32)
-        features = {
-            "input_word_ids": input_ids,
-            "input_mask": tf.ones_like(input_ids),
-            "input_type_ids": tf.cast(parsed["segment_ids"], tf.int32),
-        }
         label = parsed["label_ids"]
         label = label[tf.newaxis] if task.is_regression else tf.cast(label, tf.int32)
-        return features, label
+        return backbone_inputs(parsed), label
 
     return parse
 

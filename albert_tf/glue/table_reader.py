@@ -17,7 +17,7 @@ import os
 
 import tensorflow as tf
 
-from albert_tf.choices import TABLE_FILE_FORMATS as FILE_FORMATS
+from albert_tf.choices import TABLE_FILE_FORMATS
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _DELIMITERS = {"csv": ",", "tsv": "\t"}
 _OTHER_BOMS = {codecs.BOM_UTF32_LE: "UTF-32", codecs.BOM_UTF32_BE: "UTF-32", codecs.BOM_UTF16_LE: "UTF-16",
@@ -25,15 +25,15 @@ _OTHER_BOMS = {codecs.BOM_UTF32_LE: "UTF-32", codecs.BOM_UTF32_BE: "UTF-32", cod
 
 
 def file_format(path, given=None):
-    """`given` (one of FILE_FORMATS), else the format its extension names; ValueError if neither."""
+    """`given` (one of TABLE_FILE_FORMATS), else the format its extension names; ValueError if neither."""
     if given:
-        if given not in FILE_FORMATS:
-            raise ValueError(f"file format must be one of {list(FILE_FORMATS)}, got {given!r}")
+        if given not in TABLE_FILE_FORMATS:
+            raise ValueError(f"file format must be one of {list(TABLE_FILE_FORMATS)}, got {given!r}")
         return given
     extension = os.path.splitext(path)[1].lower()
     if extension not in _EXTENSIONS:
         raise ValueError(f"{path}: cannot tell the format from the extension {extension!r}; expected one of "
-                         f"{sorted(_EXTENSIONS)} or a file format ({', '.join(FILE_FORMATS)})")
+                         f"{sorted(_EXTENSIONS)} or a file format ({', '.join(TABLE_FILE_FORMATS)})")
     return _EXTENSIONS[extension]
 
 

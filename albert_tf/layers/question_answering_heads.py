@@ -12,7 +12,7 @@ from [CLS] and the start-probability-weighted sequence. Positions where `p_mask`
 import keras
 from keras import ops
 
-from albert_tf.choices import END_N_TOP, START_N_TOP  # noqa: F401 (re-exported)
+from albert_tf.choices import END_N_TOP, START_N_TOP
 from albert_tf.layers.initializers import truncated_normal
 from albert_tf.layers.layer_norm import layer_norm
 from albert_tf.layers.rows import gather_rows

@@ -3,14 +3,9 @@
 import keras
 from keras import ops
 
+from albert_tf.choices import END_N_TOP, START_N_TOP
 from albert_tf.models.albert_model import INPUT_NAMES, text_inputs
-from albert_tf.layers.question_answering_heads import (
-    ANSWER_DROPOUT,
-    END_N_TOP,
-    START_N_TOP,
-    AnswerabilitySpanHead,
-    SpanLogitsHead,
-)
+from albert_tf.layers.question_answering_heads import ANSWER_DROPOUT, AnswerabilitySpanHead, SpanLogitsHead
 from albert_tf.models.serialization import RebuiltFromAlbertConfig
 from albert_tf.models.task_backbone import backbone_for
 

@@ -30,6 +30,13 @@ from albert_tf.error_text import SettingError
 MODEL_INPUTS = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 
 
+def check_grad_accum_steps(grad_accum_steps):
+    """Gradient accumulation is the TensorFlow loop's (see the module docstring): a SettingError above 1."""
+    if grad_accum_steps != 1:
+        raise SettingError("{grad_accum_steps} is for the TensorFlow backend only (set KERAS_BACKEND=tensorflow, "
+                           "or raise the batch by adding devices)")
+
+
 class PretrainingObjective(keras.Model):
     """The pretraining model with the original's loss and metrics, for Keras' train and test steps:
     inputs are the model's four, targets `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`."""
@@ -80,9 +87,7 @@ class KerasPretrainingTrainer:
     """`PretrainingTrainer`'s interface on Keras' train step; `settings` a `TrainerSettings`."""
 
     def __init__(self, albert_config, settings, num_replicas=1):
-        if settings.grad_accum_steps != 1:
-            raise SettingError("{grad_accum_steps} is for the TensorFlow backend only (set KERAS_BACKEND=tensorflow, "
-                               "or raise the batch by adding devices)")
+        check_grad_accum_steps(settings.grad_accum_steps)
         self.settings = settings
         self.num_replicas = num_replicas
         dtype = None if settings.mixed_precision == "float32" else settings.mixed_precision
@@ -100,7 +105,7 @@ class KerasPretrainingTrainer:
         self.objective.compile(optimizer=optimizer, jit_compile=True if settings.jit_compile else "auto")
         self.objective.optimizer.build(self.model.trainable_variables)
         self.drawn = DrawnBatches()
-        self._last_logs = {}
+        self.train_metrics = ObjectiveMetrics(self.objective)
 
     @property
     def step(self):
@@ -130,61 +135,58 @@ class KerasPretrainingTrainer:
 
     def batches(self, dataset_fn, skip):
         """The training batches as NumPy, from the `skip`-th on (`dataset_fn(input_context)`)."""
+        return _split(self.eval_batches(dataset_fn).skip(skip).as_numpy_iterator())
+
+    def eval_batches(self, dataset_fn):
+        """`dataset_fn(input_context)` for this process: its share of each global batch."""
         import tensorflow as tf  # pylint: disable=g-import-not-at-top  (tf.data feeds every backend)
 
         index, count = keras_distribution.processes()
-        context = tf.distribute.InputContext(num_input_pipelines=count, input_pipeline_id=index,
-                                             num_replicas_in_sync=count)  # this process's share of each batch
-        return _split(dataset_fn(context).skip(skip).as_numpy_iterator())
+        return dataset_fn(tf.distribute.InputContext(num_input_pipelines=count, input_pipeline_id=index,
+                                                     num_replicas_in_sync=count))
 
     def train_loop(self, iterator, num_steps):
         for _ in range(num_steps):
             inputs, targets = next(iterator)
             self.drawn.value += 1
-            self._last_logs = self.objective.train_on_batch(inputs, targets, return_dict=True)
-
-    @property
-    def train_metrics(self):
-        return _Results(self)
+            self.objective.train_on_batch(inputs, targets)
 
     def evaluate(self, dataset, max_steps, global_batch_size):
         """One pass over `dataset` (a `tf.data.Dataset` of global batches, at most `max_steps`)."""
         del global_batch_size  # the batches are global here
-        self.objective.reset_metrics()
-        steps, logs = 0, {}
+        metrics = ObjectiveMetrics(self.objective)
+        metrics.reset()
+        steps = 0
         progress = Progress("evaluation", unit="batches", interval=LONG_WORK_INTERVAL)
         for inputs, targets in _split(dataset.as_numpy_iterator()):
             if steps >= max_steps:
                 break
-            logs = self.objective.test_on_batch(inputs, targets, return_dict=True)
+            self.objective.test_on_batch(inputs, targets)
             steps += 1
             progress.update()
         progress.close()
         if steps == 0:
             raise SettingError("the evaluation data holds fewer examples than one batch: lower {eval_batch_size} "
                                "or give more {eval_input_file} data")
-        values = _metric_values(logs)
-        self.objective.reset_metrics()
+        values = metrics.result()
+        metrics.reset()  # the training metrics are the same Keras metrics
         return dict(values, eval_steps=steps)
 
 
-class _Results:
-    """`train_metrics` as the run reads it: `result()` since the last `reset()`."""
+class ObjectiveMetrics:
+    """`PretrainingMetrics`' `result()` and `reset()` over the objective's Keras metrics, which
+    Keras' train and test steps update (training and evaluation take turns with them)."""
 
-    def __init__(self, trainer):
-        self.trainer = trainer
+    def __init__(self, objective):
+        self.objective = objective
 
     def result(self):
-        return _metric_values(self.trainer._last_logs)  # pylint: disable=protected-access
+        values = {mean.name: float(ops.convert_to_numpy(mean.result())) for mean in self.objective.means}
+        values["loss"] = values["masked_lm_loss"] + values["sentence_order_loss"]
+        return values
 
     def reset(self):
-        self.trainer.objective.reset_metrics()
-
-
-def _metric_values(logs):
-    values = {name: float(logs[name]) for name in METRIC_NAMES}
-    values["loss"] = values["masked_lm_loss"] + values["sentence_order_loss"]
-    return values
+        self.objective.reset_metrics()
 
 
 def _split(batches):

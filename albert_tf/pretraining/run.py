@@ -17,7 +17,8 @@ import time
 
 import tensorflow as tf
 
-from albert_tf.io_utils import atomic_open, save_checkpoint
+from albert_tf.io_utils import atomic_open
+from albert_tf.training.checkpoint_saving import save_checkpoint
 from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
 from albert_tf.pretraining.trainer import TrainingDiverged

@@ -128,6 +128,10 @@ class PretrainingTrainer:
 
         return iter(distribute_datasets(self.strategy, skipped))
 
+    def eval_batches(self, dataset_fn):
+        """What `evaluate` reads: `dataset_fn(input_context)`'s batches over the replicas."""
+        return distribute_datasets(self.strategy, dataset_fn)
+
     # --- Training -----------------------------------------------------------------------------
 
     def train_loop(self, iterator, num_steps):

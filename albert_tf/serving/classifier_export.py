@@ -17,8 +17,8 @@ TensorFlow ops only) is recorded as the string variable `export_kernels`.
 
 import tensorflow as tf
 
+from albert_tf.choices import MAX_BATCH_SIZE, MAX_STRING_BYTES
 from albert_tf.serving.export_module import PORTABLE_DTYPE, ExportModule
-from albert_tf.serving.request_checks import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES
 from albert_tf.serving.serving_tflite import SERVING_TFLITE_FILE, tflite_classifier
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
@@ -28,8 +28,8 @@ class ClassifierServingModule(ExportModule):
     """Wraps an `AlbertClassifier` with in-graph preprocessing and named outputs."""
 
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
-                 max_seq_length=512, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, dtype=PORTABLE_DTYPE):
+                 max_seq_length=512, kernels="reference", max_batch_size=MAX_BATCH_SIZE,
+                 max_string_bytes=MAX_STRING_BYTES, dtype=PORTABLE_DTYPE):
         self.text_feature_names = tuple(text_feature_names)
         super().__init__(classifier, kernels, dtype, max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
         self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
@@ -59,8 +59,8 @@ class ClassifierServingModule(ExportModule):
 
 
 def export_classifier(classifier, task, spm_model_file, export_dir, do_lower_case=True,
-                      max_seq_length=512, version=None, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                      max_string_bytes=DEFAULT_MAX_STRING_BYTES, tflite_quantization=None, dtype=PORTABLE_DTYPE):
+                      max_seq_length=512, version=None, kernels="reference", max_batch_size=MAX_BATCH_SIZE,
+                      max_string_bytes=MAX_STRING_BYTES, tflite_quantization=None, dtype=PORTABLE_DTYPE):
     """Writes `<export_dir>/<version>/` for `task` (a `GlueTask`: its `label_names` are what `label` says), traced with `kernels`, serving requests
     of at most `max_batch_size` rows and `max_string_bytes` bytes per string; returns that path.
 

@@ -18,9 +18,9 @@ import os
 
 import tensorflow as tf
 
+from albert_tf.choices import MAX_BATCH_SIZE, MAX_STRING_BYTES
 from albert_tf.serving.export_module import ExportModule
-from albert_tf.serving.request_checks import (DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, check_bounds,
-                                              checked_text)
+from albert_tf.serving.request_checks import check_bounds, checked_text
 from albert_tf.serving.versioned_dir import save_versioned_together
 from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
@@ -35,7 +35,7 @@ class EncoderModule(ExportModule):
 
     SIGNATURES = {"serving_default": "serve", ENCODER_OUTPUTS_SIGNATURE: "serve_encoder_outputs"}
 
-    def __init__(self, albert, kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+    def __init__(self, albert, kernels="reference", max_batch_size=MAX_BATCH_SIZE):
         super().__init__(albert, kernels, max_batch_size=max_batch_size)
         self.__call__ = self.serve_token_ids
         spec = self.token_ids_spec()
@@ -71,7 +71,7 @@ class PreprocessingModule(tf.Module):
     """Raw text -> the encoder's inputs, with ALBERT's normalisation and pair truncation."""
 
     def __init__(self, spm_model_file, do_lower_case=True, seq_length=128, max_seq_length=512,
-                 max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+                 max_batch_size=MAX_BATCH_SIZE, max_string_bytes=MAX_STRING_BYTES):
         super().__init__()
         check_bounds(max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
         self.max_batch_size, self.max_string_bytes = max_batch_size, max_string_bytes
@@ -100,8 +100,8 @@ class PreprocessingModule(tf.Module):
 
 
 def export_encoder(albert, spm_model_file, export_dir, do_lower_case=True, seq_length=128, version=None,
-                   kernels="reference", max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-                   max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+                   kernels="reference", max_batch_size=MAX_BATCH_SIZE,
+                   max_string_bytes=MAX_STRING_BYTES):
     """Writes `<export_dir>/encoder/<version>` (traced with `kernels`) and
     `<export_dir>/preprocessing/<version>`, serving requests of at most `max_batch_size` rows and
     `max_string_bytes` bytes per string; returns both.

@@ -17,11 +17,10 @@ Each batch is padded to its longest row. The kernel set is recorded as in the cl
 
 import tensorflow as tf
 
-from albert_tf.choices import MAX_RACE_QUESTIONS as DEFAULT_MAX_QUESTIONS
+from albert_tf.choices import MAX_RACE_QUESTIONS, MAX_STRING_BYTES
 from albert_tf.race.examples import NUM_CHOICES
 from albert_tf.serving.export_module import ExportModule
 from albert_tf.serving.packed_pair import packed_pair
-from albert_tf.serving.request_checks import DEFAULT_MAX_STRING_BYTES
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertTextTokenizer
 
@@ -45,7 +44,7 @@ class RaceServingModule(ExportModule):
     token_shape = (None, NUM_CHOICES, None)
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=512, max_qa_length=128,
-                 kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS, max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+                 kernels="reference", max_batch_size=MAX_RACE_QUESTIONS, max_string_bytes=MAX_STRING_BYTES):
         if not 1 <= max_qa_length <= max_seq_length - 3:
             raise ValueError(f"a RACE export needs 1 <= max_qa_length <= max_seq_length - 3, got {max_qa_length} "
                              f"and {max_seq_length}")
@@ -85,8 +84,8 @@ class RaceServingModule(ExportModule):
 
 
 def export_race(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=512, max_qa_length=128,
-                version=None, kernels="reference", max_batch_size=DEFAULT_MAX_QUESTIONS,
-                max_string_bytes=DEFAULT_MAX_STRING_BYTES):
+                version=None, kernels="reference", max_batch_size=MAX_RACE_QUESTIONS,
+                max_string_bytes=MAX_STRING_BYTES):
     """Writes `<export_dir>/<version>/` for an `AlbertMultipleChoice` (traced in float32, whatever its
     own dtype policy), serving requests of at most `max_batch_size` questions and `max_string_bytes`
     bytes per string; returns that path."""

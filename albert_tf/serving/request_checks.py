@@ -12,10 +12,6 @@ different row counts, fails with an InvalidArgument error naming the input and t
 
 import tensorflow as tf
 
-from albert_tf.choices import MAX_BATCH_SIZE as DEFAULT_MAX_BATCH_SIZE
-from albert_tf.choices import MAX_STRING_BYTES as DEFAULT_MAX_STRING_BYTES
-from albert_tf.choices import MAX_WINDOWS as DEFAULT_MAX_WINDOWS
-
 _SUMMARIZE = 3  # values of a failed check shown after its message
 
 

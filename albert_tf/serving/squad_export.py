@@ -28,11 +28,11 @@ to `max_seq_length`, as in the feature files, so v1.1 ranks the same positions.
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from albert_tf.choices import MAX_BATCH_SIZE, MAX_STRING_BYTES, MAX_WINDOWS
 from albert_tf.error_text import SettingError
 from albert_tf.models.albert_model import INPUT_NAMES
 from albert_tf.serving.export_module import ExportModule
 from albert_tf.serving.packed_pair import packed_pair
-from albert_tf.serving.request_checks import DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_STRING_BYTES, DEFAULT_MAX_WINDOWS
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertTextTokenizer, _char_classes
@@ -47,8 +47,8 @@ class SquadServingModule(ExportModule):
 
     def __init__(self, model, spm_model_file, do_lower_case=True, max_seq_length=384, doc_stride=128,
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
-                 max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, kernels="reference"):
+                 max_batch_size=MAX_BATCH_SIZE, max_windows=MAX_WINDOWS,
+                 max_string_bytes=MAX_STRING_BYTES, kernels="reference"):
         if max_seq_length <= max_query_length + 3 or min(doc_stride, n_best_size, max_answer_length) < 1:
             raise ValueError(f"a SQuAD export needs max_seq_length > max_query_length + 3 and positive doc_stride, "
                              f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
@@ -149,8 +149,8 @@ class SquadServingModule(ExportModule):
 
 def export_squad(model, spm_model_file, export_dir, do_lower_case=True, max_seq_length=384, doc_stride=128,
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
-                 version=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE, max_windows=DEFAULT_MAX_WINDOWS,
-                 max_string_bytes=DEFAULT_MAX_STRING_BYTES, kernels="reference"):
+                 version=None, max_batch_size=MAX_BATCH_SIZE, max_windows=MAX_WINDOWS,
+                 max_string_bytes=MAX_STRING_BYTES, kernels="reference"):
     """Writes `<export_dir>/<version>/` for an `AlbertQuestionAnswering` (traced in float32 with
     `kernels`, whatever it was trained with), serving requests of at most `max_batch_size`
     questions, `max_windows` windows and `max_string_bytes` bytes per string; returns that path."""

@@ -18,6 +18,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.training.feature_cache import check_feature_file, read_sidecar
+from albert_tf.training.token_features import backbone_inputs
 from albert_tf.io_utils import atomic_open, atomic_output
 from albert_tf.progress import Progress
 from albert_tf.training.training_order import shuffled_repeats
@@ -231,11 +232,8 @@ def _parse(record):
     spec.update({name: tf.io.FixedLenFeature([], tf.int64)
                  for name in ("unique_id", "start_position", "end_position", "is_impossible")})
     parsed = tf.io.parse_single_example(record, spec)
-    input_ids = tf.cast(parsed["input_ids"], tf.int32)
     features = {
-        "input_word_ids": input_ids,
-        "input_mask": tf.ones_like(input_ids),
-        "input_type_ids": tf.cast(parsed["segment_ids"], tf.int32),
+        **backbone_inputs(parsed),
         "p_mask": tf.cast(parsed["p_mask"], tf.int32),
         "start_positions": tf.cast(parsed["start_position"], tf.int32),
     }

@@ -22,7 +22,7 @@ from absl import logging
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.io_utils import remove_checkpoint_partials, save_checkpoint
+from albert_tf.training.checkpoint_saving import remove_checkpoint_partials, save_checkpoint
 from albert_tf.pretraining.metrics_rollback import drop_records_after
 from albert_tf.progress import LONG_WORK_INTERVAL, Progress
 from albert_tf.training import run_checkpoints, run_records
@@ -182,6 +182,7 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     checkpoints.check_resumable(manager.directory, saved_model)
     latest = manager.latest_checkpoint
     stored = checkpoints.restore(manager, state, latest) if latest else None
+    resume_callbacks = checkpoints.resume_callbacks() if latest else []
     done_steps = int(keras.ops.convert_to_numpy(optimizer.iterations))
     best_checkpoint = checkpoints.best_checkpoint(saved_model, records)
     if stored is None:  # a fresh run, or an older one: its JSON files are its records
@@ -200,6 +201,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     if done_steps < train_steps:
         model.fit(train_dataset.skip(done_steps), epochs=math.ceil(train_steps / eval_every),
                   initial_epoch=done_steps // eval_every,
-                  steps_per_epoch=eval_every, callbacks=[callback, *checkpoints.fit_callbacks(manager)], verbose=0,
+                  steps_per_epoch=eval_every, callbacks=[callback, *resume_callbacks], verbose=0,
                   shuffle=False)  # the dataset shuffles itself
     return records.best

@@ -3,7 +3,7 @@
 not TensorFlow variables.
 
 A checkpoint holds the model, the optimizer's variables (its step is the global step), the
-dropout seed states, and small values (`state`: batches drawn, run records) as JSON. It is
+dropout seed states (and on PyTorch its global generator's state), and small values (`state`: batches drawn, run records) as JSON. It is
 written into `ckpt-N_temp/` and renamed into place, so a killed save leaves no `ckpt-N/`
 (`io_utils.remove_checkpoint_partials` removes the rest). Restoring checks names, shapes and
 counts and raises ValueError naming what differs: a checkpoint of another model or optimizer.
@@ -19,7 +19,13 @@ import numpy as np
 from albert_tf.checkpoints.names import tf1_variables
 from albert_tf.checkpoints.portable import (STATE_FILE, TRAINING_STATE_FILE, WEIGHTS_FILE, portable_checkpoints,
                                             read_arrays, read_state, write_arrays)
+from albert_tf.error_text import error_line
 from albert_tf.training.determinism import dropout_seed_states
+
+
+# Keras' dropout on PyTorch draws from torch's global generator when its seed generator has no
+# seed of its own (ours: seeded by the global seed), so a resumed run needs that state too.
+_TORCH_RNG_STATE = "torch/rng_state"
 
 
 class PortableCheckpoint:
@@ -49,7 +55,12 @@ class PortableCheckpoint:
         is not this model's, optimizer's or state's."""
         _assign_named(tf1_variables(self.model), read_arrays(os.path.join(path, WEIGHTS_FILE)), path, "model weight")
         arrays = read_arrays(os.path.join(path, TRAINING_STATE_FILE))
+        torch_rng_state = arrays.pop(_TORCH_RNG_STATE, None)
         _assign_listed(self._training_variables(), arrays, path)
+        if torch_rng_state is not None and keras.backend.backend() == "torch":
+            import torch  # pylint: disable=g-import-not-at-top
+
+            torch.set_rng_state(torch.from_numpy(torch_rng_state))
         stored = read_state(path)
         for name, value in self.state.items():
             if name not in stored:
@@ -68,7 +79,12 @@ class PortableCheckpoint:
         return variables
 
     def _training_arrays(self):
-        return {name: keras.ops.convert_to_numpy(variable) for name, variable in self._training_variables().items()}
+        arrays = {name: keras.ops.convert_to_numpy(variable) for name, variable in self._training_variables().items()}
+        if keras.backend.backend() == "torch":
+            import torch  # pylint: disable=g-import-not-at-top
+
+            arrays[_TORCH_RNG_STATE] = torch.get_rng_state().numpy()
+        return arrays
 
     def _state_values(self):
         values = {"backend": keras.backend.backend(), "keras_version": keras.__version__}
@@ -148,3 +164,34 @@ def check_checkpoint_kind(directory):
         raise ValueError(f"{directory} holds TensorFlow checkpoints: resume with KERAS_BACKEND=tensorflow, or "
                          "start from their weights in another output directory (--init_checkpoint takes them "
                          "where TensorFlow is installed)")
+
+
+def drop_damaged(directory):
+    """Deletes the damaged portable checkpoints newer than the newest intact one in `directory`
+    (`--resume_from_intact_checkpoint`); returns a line saying what it did, or None. ValueError,
+    deleting nothing, when none is intact."""
+    found = portable_checkpoints(directory)
+    newest_first = sorted(found, reverse=True)
+    intact = next((step for step in newest_first if _is_intact(found[step])), None)
+    if intact is None and found:
+        raise ValueError(f"{directory}: every checkpoint is damaged; use another output directory")
+    dropped = [found[step] for step in newest_first if intact is not None and step > intact]
+    for path in dropped:
+        shutil.rmtree(path)
+    names = ", ".join(os.path.basename(path) for path in dropped)
+    return f"deleted the damaged {names}; resuming from {os.path.basename(found[intact])}" if dropped else None
+
+
+def damage(path):
+    """None if every file of the portable checkpoint at `path` reads, else what went wrong."""
+    try:
+        for name in (WEIGHTS_FILE, TRAINING_STATE_FILE):
+            read_arrays(os.path.join(path, name))
+        read_state(path)
+    except (ValueError, OSError) as error:
+        return error_line(error)
+    return None
+
+
+def _is_intact(path):
+    return damage(path) is None

@@ -13,7 +13,8 @@ import tensorflow as tf
 from google.protobuf import text_format
 
 from albert_tf.error_text import SettingError, error_line
-from albert_tf.io_utils import atomic_open, latest_checkpoint
+from albert_tf.io_utils import atomic_open
+from albert_tf.training.checkpoint_saving import latest_checkpoint
 
 
 def check_checkpoint_state(directory):

@@ -9,19 +9,15 @@ Both sit at the same paths and hold the same things: the model, the optimizer, t
 states and the run records (`run_records.EvalRecords`).
 """
 
-import base64
-import os
-
 import keras
 import tensorflow as tf
 
-from albert_tf.checkpoints.portable import (TRAINING_STATE_FILE, WEIGHTS_FILE, is_portable_checkpoint,
-                                            latest_portable_checkpoint, read_arrays, read_state)
+from albert_tf.checkpoints.portable import is_portable_checkpoint, latest_portable_checkpoint, read_state
 from albert_tf.error_text import SettingError, error_line
-from albert_tf.io_utils import latest_checkpoint
 from albert_tf.training import resume_check, run_records
+from albert_tf.training.checkpoint_saving import latest_checkpoint
 from albert_tf.training.portable_checkpoints import (PortableCheckpoint, PortableCheckpointManager,
-                                                     check_checkpoint_kind)
+                                                     check_checkpoint_kind, damage)
 
 
 class TensorFlowCheckpoints:
@@ -55,9 +51,8 @@ class TensorFlowCheckpoints:
         return stored
 
     @staticmethod
-    def fit_callbacks(manager):
-        del manager  # a restore takes effect at once
-        return []
+    def resume_callbacks():
+        return []  # a restore takes effect at once
 
     @staticmethod
     def read_weights(model, prefix):
@@ -78,31 +73,23 @@ class TensorFlowCheckpoints:
     best_step = staticmethod(run_records.best_step)
 
 
-class TorchRandomState(keras.callbacks.Callback):
-    """PyTorch's global random state (CPU), as a checkpoint's state value. Keras' `Dropout` without
-    a seed draws its masks on PyTorch from it (`torch.nn.functional.dropout`), not from the layer's
-    seed generator. A restored state is set when the first batch after the resume begins, as a
-    callback of `fit`: making the data iterator draws from the state too, once per `fit`, and the
-    uninterrupted run made its iterator before its first step, not at the checkpoint."""
+class TorchRandomStateAtFirstBatch(keras.callbacks.Callback):
+    """Sets PyTorch's global random state, as a resume restored it, again when the first batch
+    begins. Keras' unseeded dropout draws from it on PyTorch, and so does making `fit`'s data
+    iterator (once per `fit`): the uninterrupted run made its iterator before step 1, not at the
+    checkpoint, so without this the resumed run's masks would be drawn one draw later."""
 
     def __init__(self):
         super().__init__()
-        self.restored = None
-
-    @staticmethod
-    def serialize():
         import torch  # pylint: disable=g-import-not-at-top
 
-        return base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")
-
-    def deserialize(self, text):
-        self.restored = text
+        self.restored = torch.get_rng_state()
 
     def on_train_batch_begin(self, batch, logs=None):
         import torch  # pylint: disable=g-import-not-at-top
 
         if self.restored is not None:
-            torch.set_rng_state(torch.frombuffer(bytearray(base64.b64decode(self.restored)), dtype=torch.uint8))
+            torch.set_rng_state(self.restored)
             self.restored = None
 
 
@@ -111,15 +98,14 @@ class PortableCheckpoints:
 
     @staticmethod
     def manager(state, records, directory, max_to_keep):
-        # The dropout seed states ride in every portable checkpoint of the model; PyTorch's own too.
-        backend_state = {"torch_random_state": TorchRandomState()} if keras.backend.backend() == "torch" else {}
-        return PortableCheckpointManager(PortableCheckpoint(state["model"], state["optimizer"], records=records,
-                                                            **backend_state), directory, max_to_keep)
+        # The dropout seed states (and PyTorch's random state) ride in every portable checkpoint.
+        return PortableCheckpointManager(PortableCheckpoint(state["model"], state["optimizer"], records=records),
+                                         directory, max_to_keep)
 
     @staticmethod
-    def fit_callbacks(manager):
-        """What `fit` must call for the restored state to take effect (PyTorch's random state)."""
-        return [value for value in manager.checkpoint.state.values() if isinstance(value, keras.callbacks.Callback)]
+    def resume_callbacks():
+        """Callbacks for the `fit` that follows a restore, right after it (PyTorch's random state)."""
+        return [TorchRandomStateAtFirstBatch()] if keras.backend.backend() == "torch" else []
 
     @staticmethod
     def best_checkpoint(model, records):
@@ -161,16 +147,7 @@ class PortableCheckpoints:
     def exists(prefix):
         return is_portable_checkpoint(prefix)
 
-    @staticmethod
-    def damaged(path):
-        """None if every file of the portable checkpoint at `path` reads, else what went wrong."""
-        try:
-            for name in (WEIGHTS_FILE, TRAINING_STATE_FILE):
-                read_arrays(os.path.join(path, name))
-            read_state(path)
-        except (ValueError, OSError) as error:
-            return error_line(error)
-        return None
+    damaged = staticmethod(damage)
 
     @classmethod
     def best_step(cls, prefix):
