@@ -117,11 +117,11 @@ class PortableCheckpoints:
         latest = cls.latest(directory)
         if latest is None:
             return
-        damage = cls.damaged(latest)
-        if damage is not None:
-            raise SettingError("{output_dir}: the latest checkpoint {latest} is damaged ({damage}); delete it and "
+        problem = cls.damaged(latest)
+        if problem is not None:
+            raise SettingError("{output_dir}: the latest checkpoint {latest} is damaged ({problem}); delete it and "
                                "run again to resume from the one before, or use another {output_dir}",
-                               latest=latest, damage=damage)
+                               latest=latest, problem=problem)
         problems = resume_check.mismatches(latest, model)
         if problems:
             raise _not_this_model(directory, latest, problems)
