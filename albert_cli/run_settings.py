@@ -17,7 +17,9 @@ import tensorflow as tf
 
 from albert_cli.cli import UsageError
 from albert_tf.checkpoints import TRAINING_CHECKPOINT_DIR
+from albert_tf.checkpoints.portable import portable_checkpoints
 from albert_tf.io_utils import write_json
+from albert_tf.training.portable_checkpoints import check_checkpoint_kind
 from albert_tf.training.run_records import BEST_METRICS_FILE
 from albert_tf.json_text import parse_json
 
@@ -53,11 +55,17 @@ def training_settings(flag_values):
     return {name: flag_values[name].value for name in RESUME_REFUSED + RESUME_SAID if name in flag_values}
 
 
+def _run_dirs(output_dir):
+    """`output_dir` and the `seed_*/` of a --seeds run in it."""
+    return [output_dir, *tf.io.gfile.glob(os.path.join(output_dir, "seed_*"))]
+
+
 def holds_a_trained_model(output_dir):
     """Whether `output_dir` (or a --seeds run's `seed_*/` in it) holds training checkpoints or a best model."""
-    for run_dir in [output_dir, *tf.io.gfile.glob(os.path.join(output_dir, "seed_*"))]:
-        if tf.io.gfile.exists(os.path.join(run_dir, BEST_METRICS_FILE)) or tf.io.gfile.glob(
-                os.path.join(run_dir, TRAINING_CHECKPOINT_DIR, "*.index")):
+    for run_dir in _run_dirs(output_dir):
+        checkpoints = os.path.join(run_dir, TRAINING_CHECKPOINT_DIR)
+        if (tf.io.gfile.exists(os.path.join(run_dir, BEST_METRICS_FILE))
+                or tf.io.gfile.glob(os.path.join(checkpoints, "*.index")) or portable_checkpoints(checkpoints)):
             return True
     return False
 
@@ -101,7 +109,12 @@ def check_run_settings(output_dir, settings):
 def check_resume(output_dir, training):
     """Before resuming the trained run of `output_dir` with the flags `training` (`training_settings`):
     a UsageError if one of `RESUME_REFUSED` differs from the record, else the lines that say which of
-    `RESUME_SAID` changed."""
+    `RESUME_SAID` changed. Checkpoints of another backend's kind are refused first (`check_checkpoint_kind`)."""
+    for run_dir in _run_dirs(output_dir):
+        try:
+            check_checkpoint_kind(os.path.join(run_dir, TRAINING_CHECKPOINT_DIR))
+        except ValueError as error:
+            raise UsageError(f"--output_dir: {error}") from None
     stored = read_run_settings(output_dir)
     if stored is None or not holds_a_trained_model(output_dir):
         return []

@@ -476,6 +476,55 @@ def test_run_classifier_refuses_a_file_as_export_dir(tmp_path, a_file):
     assert sorted(os.listdir(tmp_path)) == ["a_file"]
 
 
+# --- what a Keras backend cannot do (issue 62): one line before any work ----------------------
+# Each row: the backend, the command's arguments (given tmp_path), the words of its one line.
+
+def _fine_tuning(script, *flags):
+    def args(tmp_path):
+        return [script, "--do_train", f"--output_dir={tmp_path / 'out'}", *[flag.format(tmp=tmp_path) for flag in flags]]
+    return args
+
+
+def _with_checkpoints_of(kind):
+    """A fine-tuning --output_dir holding training checkpoints of `kind` ("tensorflow" or "jax")."""
+    def args(tmp_path):
+        checkpoints = tmp_path / "out" / "checkpoints"
+        if kind == "tensorflow":
+            os.makedirs(checkpoints)
+            (checkpoints / "checkpoint").write_text('model_checkpoint_path: "ckpt-2"\n')
+        else:
+            os.makedirs(checkpoints / "ckpt-2")
+            (checkpoints / "ckpt-2" / "weights.safetensors").write_bytes(b"")
+            (checkpoints / "ckpt-2" / "state.json").write_text(json.dumps({"backend": kind, "step": 2}))
+        return _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none")(tmp_path)
+    return args
+
+
+@pytest.mark.parametrize("backend, make_args, words", [
+    ("jax", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--export_dir={tmp}/export"),
+     ["--export_dir: exports are TensorFlow's", "on jax", "KERAS_BACKEND=tensorflow --do_train=false"]),
+    ("torch", _fine_tuning("run_squad.py", "--train_file=t.json", "--predict_file=p.json", "--export_tflite={tmp}/lite"),
+     ["--export_tflite: exports are TensorFlow's", "on torch", "KERAS_BACKEND=tensorflow --do_train=false"]),
+    ("torch", _fine_tuning("run_race.py", "--data_dir={tmp}/none", "--export_dir={tmp}/export"), ["--export_dir", "on torch"]),
+    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--strategy=tpu"),
+     ["--strategy: strategy tpu needs KERAS_BACKEND=jax or tensorflow", "torch backend trains on one device"]),
+    ("torch", _fine_tuning("run_classifier.py", "--task_name=SST-2", "--data_dir={tmp}/none", "--kernels=cpu"),
+     ["--kernels=cpu", "need the tensorflow backend"]),
+    ("jax", _with_checkpoints_of("tensorflow"), ["--output_dir", "holds TensorFlow checkpoints",
+                                                 "resume with KERAS_BACKEND=tensorflow"]),
+    ("tensorflow", _with_checkpoints_of("jax"), ["--output_dir", "holds portable checkpoints written on the jax "
+                                                 "backend", "resume with KERAS_BACKEND=jax"]),
+], ids=["classifier-export-on-jax", "squad-tflite-on-torch", "race-export-on-torch", "tpu-strategy-on-torch",
+        "tf-kernels-on-torch", "tf-checkpoints-resumed-on-jax", "jax-checkpoints-resumed-on-tf"])
+def test_issue62_what_a_backend_cannot_do_is_one_line_before_any_work(tmp_path, backend, make_args, words):
+    args = make_args(tmp_path)
+    before = file_hashes(tmp_path)
+    result = script_process.run_python(args, cwd=REPO, timeout=300,
+                                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND=backend))
+    assert_one_line(result.returncode, result.stderr, 2, *words)
+    assert_inputs_kept_and_nothing_left(tmp_path, before)
+
+
 # --- serving ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("task_name", ["mrpc", "sts-b"])

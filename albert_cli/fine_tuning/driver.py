@@ -32,8 +32,8 @@ from albert_tf.glue.training import build_optimizer
 from albert_tf.io_utils import write_json
 from albert_tf.json_text import parse_json
 from albert_tf.models import AlbertModel
-from albert_tf.training import evaluated_training
-from albert_tf.training.distribute import get_strategy, per_replica_batch_size
+from albert_tf.training import evaluated_training, run_strategy
+from albert_tf.training.distribute import per_replica_batch_size
 
 
 SEEDS_SUMMARY_FILE = "seeds_summary.json"
@@ -42,6 +42,21 @@ SEEDS_SUMMARY_FILE = "seeds_summary.json"
 def compute_dtype(mixed_precision):
     """The Keras dtype policy for a `--mixed_precision` value (None = float32)."""
     return None if mixed_precision == "float32" else mixed_precision
+
+
+# The flags that write SavedModels or LiteRT files: TensorFlow's formats, traced by TensorFlow.
+EXPORT_FLAGS = ("export_dir", "export_tflite")
+
+
+def refuse_exports_off_tensorflow(flags):
+    """An export flag on JAX or PyTorch is a UsageError before any work: the model trained there is
+    exported by the same command on TensorFlow, which reads its portable checkpoints."""
+    backend = keras.backend.backend()
+    given = [name for name in EXPORT_FLAGS if name in flags and flags[name].value]
+    if backend != "tensorflow" and given:
+        raise UsageError(f"--{given[0]}: exports are TensorFlow's (SavedModel, LiteRT) and Keras runs on {backend}; "
+                         f"train without it, then run the same command with KERAS_BACKEND=tensorflow "
+                         f"--do_train=false on this --output_dir to export the model trained here")
 
 
 class FineTuningRun:
@@ -66,8 +81,9 @@ class FineTuningRun:
         task.check_config(self.config)
         if task.recompute and flags.do_train:
             require_recompute_trainable(self.config)
+        refuse_exports_off_tensorflow(flags)
         try:
-            self.strategy = get_strategy(flags.strategy, tpu_address=flags.tpu_name)
+            self.strategy = run_strategy.for_this_backend(flags.strategy, tpu_address=flags.tpu_name)
         except ValueError as error:
             raise UsageError(f"--strategy: {error}") from None
         settle_kernels(flags)

@@ -17,17 +17,16 @@ import math
 import os
 
 import keras
-import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.error_text import NamesSettings, SettingError
-from albert_tf.training.checkpoint_saving import latest_checkpoint, remove_checkpoint_partials, save_checkpoint
+from albert_tf.training.checkpoint_saving import remove_checkpoint_partials, save_checkpoint
 from albert_tf.pretraining.metrics_rollback import drop_records_after
 from albert_tf.progress import LONG_WORK_INTERVAL, Progress
-from albert_tf.training import run_records
-from albert_tf.training.resume_check import cannot_resume, check_resumable, damaged, mismatches
+from albert_tf.training import run_checkpoints, run_records
+from albert_tf.training.resume_check import mismatches
 from albert_tf.training.tensorboard_log import TensorBoardLog
 
 class FineTuningDiverged(NamesSettings, RuntimeError):
@@ -48,7 +47,7 @@ def best_checkpoint_prefix(output_dir):
 def start_message(output_dir, train_steps, steps_setting):
     """One line for the commands to say before training: what `output_dir` holds and what
     `fine_tune` will do with it (`steps_setting` names where `train_steps` comes from)."""
-    latest = latest_checkpoint(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
+    latest = run_checkpoints.for_this_backend().latest(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
     if latest is None:
         return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
     step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
@@ -69,7 +68,8 @@ def restore_best(model, output_dir):
     """Reads the best weights of `output_dir` into `model`; a `best/` that is damaged, of another
     model, or of another step than `best_metrics.json` names is a SettingError naming it."""
     prefix = best_checkpoint_prefix(output_dir)
-    damage = damaged(prefix)
+    checkpoints = run_checkpoints.holding(prefix)
+    damage = checkpoints.damaged(prefix)
     if damage is not None:
         raise SettingError("{output_dir} {directory}: its best model {prefix} is damaged ({damage}); run again "
                            "with {do_train} to resume training, or use another {output_dir}",
@@ -79,13 +79,13 @@ def restore_best(model, output_dir):
         raise SettingError("{output_dir} {directory}: its best model {prefix} does not fit this task and "
                            "config ({problems}); use the task and {albert_config_file} it was trained "
                            "with, or another {output_dir}", directory=output_dir, prefix=prefix, problems=problems)
-    best, held = read_best_metrics(output_dir), run_records.best_step(prefix)
+    best, held = read_best_metrics(output_dir), checkpoints.best_step(prefix)
     if held is not None and (best is None or best["step"] != held):
         raise SettingError("{output_dir} {directory}: {path} names step {named}, but {prefix} holds step {held} "
                            "(a run stopped between the two): run again with {do_train} to repair them",
                            directory=output_dir, path=os.path.join(output_dir, BEST_METRICS_FILE),
                            named=best and best["step"], prefix=prefix, held=held)
-    tf.train.Checkpoint(model=model).read(prefix).expect_partial()
+    checkpoints.read_weights(model, prefix)
 
 
 class EvaluateAndKeepBest(keras.callbacks.Callback):
@@ -110,7 +110,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
         self.progress = None
 
     def _step(self):
-        return int(self.model.optimizer.iterations.numpy())
+        return int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
 
     def on_train_begin(self, logs=None):
         self.progress = Progress("fine-tuning", total=self.train_steps, unit="steps", interval=LONG_WORK_INTERVAL)
@@ -176,27 +176,21 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     optimizer.build(model.trainable_variables)
     state = dict(model=saved_model, optimizer=optimizer, dropout_seeds=dropout_seed_states(saved_model))
     records = run_records.EvalRecords()
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(**state, records=records),
-                                         os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
-                                         max_to_keep=keep_checkpoint_max)
-    check_resumable(manager.directory, saved_model)
+    checkpoints = run_checkpoints.for_this_backend()
+    manager = checkpoints.manager(state, records, os.path.join(output_dir, TRAINING_CHECKPOINT_DIR),
+                                  keep_checkpoint_max)
+    checkpoints.check_resumable(manager.directory, saved_model)
     latest = manager.latest_checkpoint
-    stored = run_records.stored_records(latest) if latest else None
-    if latest:
-        # A checkpoint written before the records rode in it restores without them.
-        restored = manager.checkpoint if stored is not None else tf.train.Checkpoint(**state)
-        try:
-            restored.restore(latest).assert_existing_objects_matched()
-        except (AssertionError, ValueError, tf.errors.OpError, IndexError) as error:
-            raise cannot_resume(manager.directory, error) from None
-    done_steps = int(optimizer.iterations.numpy())
-    best_checkpoint = tf.train.Checkpoint(model=saved_model, records=records)
+    stored = checkpoints.restore(manager, state, latest) if latest else None
+    resume_callbacks = checkpoints.resume_callbacks() if latest else []
+    done_steps = int(keras.ops.convert_to_numpy(optimizer.iterations))
+    best_checkpoint = checkpoints.best_checkpoint(saved_model, records)
     if stored is None:  # a fresh run, or an older one: its JSON files are its records
         records.best = read_best_metrics(output_dir, selection_metric)
         records.history = run_records.read_history(output_dir)
     else:
         repaired = run_records.repair(output_dir, records, done_steps, best_checkpoint_prefix(output_dir),
-                                      lambda: best_checkpoint.write(best_checkpoint_prefix(output_dir)))
+                                      lambda: best_checkpoint.write(best_checkpoint_prefix(output_dir)), checkpoints)
         if repaired:
             logging.warning("%s: rewrote %s from %s (a run stopped before writing them)", output_dir,
                             ", ".join(repaired), latest)
@@ -207,6 +201,6 @@ def fine_tune(model, optimizer, train_dataset, evaluate_fn, selection_metric, tr
     if done_steps < train_steps:
         model.fit(train_dataset.skip(done_steps), epochs=math.ceil(train_steps / eval_every),
                   initial_epoch=done_steps // eval_every,
-                  steps_per_epoch=eval_every, callbacks=[callback], verbose=0,
+                  steps_per_epoch=eval_every, callbacks=[callback, *resume_callbacks], verbose=0,
                   shuffle=False)  # the dataset shuffles itself
     return records.best

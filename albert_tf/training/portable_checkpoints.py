@@ -19,6 +19,7 @@ import numpy as np
 from albert_tf.checkpoints.names import tf1_variables
 from albert_tf.checkpoints.portable import (STATE_FILE, TRAINING_STATE_FILE, WEIGHTS_FILE, portable_checkpoints,
                                             read_arrays, read_state, write_arrays)
+from albert_tf.error_text import error_line
 from albert_tf.training.determinism import dropout_seed_states
 
 
@@ -181,11 +182,16 @@ def drop_damaged(directory):
     return f"deleted the damaged {names}; resuming from {os.path.basename(found[intact])}" if dropped else None
 
 
-def _is_intact(path):
+def damage(path):
+    """None if every file of the portable checkpoint at `path` reads, else what went wrong."""
     try:
         for name in (WEIGHTS_FILE, TRAINING_STATE_FILE):
             read_arrays(os.path.join(path, name))
         read_state(path)
-    except ValueError:
-        return False
-    return True
+    except (ValueError, OSError) as error:
+        return error_line(error)
+    return None
+
+
+def _is_intact(path):
+    return damage(path) is None

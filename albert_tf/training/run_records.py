@@ -119,15 +119,15 @@ def _file_text(path):
         return handle.read()
 
 
-def repair(output_dir, records, step, best_prefix, write_best):
+def repair(output_dir, records, step, best_prefix, write_best, checkpoints):
     """After a resume from the checkpoint of `step` holding `records`: `best/` must hold the
     weights of `records.best` (written by `write_best()` from the restored weights when the kill
-    came between the two checkpoints) and the JSON files must be `records`. Returns what was
-    repaired, as a list of file names."""
+    came between the two checkpoints) and the JSON files must be `records`. `checkpoints`: the
+    backend's kind (`run_checkpoints`), which reads `best/`. Returns what was repaired, as a list
+    of file names."""
     repaired = []
-    held = best_step(best_prefix)  # None: none there, or one of an older run that does not say
-    if records.best is not None and (not tf.io.gfile.exists(best_prefix + ".index")
-                                     or held not in (None, records.best["step"])):
+    held = checkpoints.best_step(best_prefix)  # None: none there, or one of an older run that does not say
+    if records.best is not None and (not checkpoints.exists(best_prefix) or held not in (None, records.best["step"])):
         if records.best["step"] != step:
             raise SettingError("{output_dir} {directory}: {prefix} does not hold the best step {best} its "
                                "records name (it holds step {held}); use another {output_dir}",
