@@ -253,7 +253,8 @@ def start_determinism(flag_values):
 def settle_kernels(flag_values):
     """Decides `--kernels=auto` once, after the strategy is made (a TPU's devices are visible only
     then), and writes the chosen set back to the flag, so every model of the run uses it; a set that
-    is not bit-identical from run to run with `--deterministic` is a `UsageError`."""
+    is not bit-identical from run to run with `--deterministic`, or is TensorFlow's off TensorFlow,
+    is a `UsageError`."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_tf.kernels import choose  # pylint: disable=g-import-not-at-top
@@ -262,7 +263,8 @@ def settle_kernels(flag_values):
         flag_values.kernels = choose(flag_values.kernels, tf.config.list_logical_devices(),
                                      flag_values.deterministic)
     except ValueError as error:
-        raise UsageError(f"--kernels={flag_values.kernels} with --deterministic: {error}") from None
+        with_deterministic = " with --deterministic" if flag_values.deterministic else ""
+        raise UsageError(f"--kernels={flag_values.kernels}{with_deterministic}: {error}") from None
 
 
 def load_init_checkpoint(model, path, extend_positions=None):
