@@ -32,7 +32,7 @@ from albert_tf.training.checkpoint_saving import remove_checkpoint_partials
 from albert_tf.json_text import parse_json
 from albert_tf.sigterm import on_sigterm
 from albert_tf.kernels import KERNELS_FLAG_VALUES
-from albert_cli.task_flags import require_init_checkpoint_for_extend_positions
+from albert_cli.task_flags import define_extend_positions
 from albert_cli.tensorflow_logs import quiet_tensorflow
 
 prefer_onednn()  # before TensorFlow loads
@@ -64,7 +64,7 @@ flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints kept. Original: 5.",
 flags.DEFINE_integer("iterations_per_loop", 20, "Steps per tf.function call; also how often metrics are logged and SIGTERM is noticed. Original: 1000.", lower_bound=1)
 flags.DEFINE_integer("max_eval_steps", 100, "At most this many evaluation batches. Original: 100.", lower_bound=1)
 flags.DEFINE_integer("eval_every_steps", None, "With --do_eval, evaluate on the held-out set during training every this many steps (at loop ends). Default: at each checkpoint.", lower_bound=1)
-flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
+define_extend_positions()
 flags.DEFINE_bool("init_from_group0", False, "Initialise every group of a multi-group model from group 0 of --init_checkpoint.")
 flags.DEFINE_bool("use_tpu", False, "The original's switch; same as --strategy=tpu.")
 flags.DEFINE_string("tpu_name", None, "Cloud TPU name or grpc:// address (--strategy=tpu).")
@@ -112,7 +112,6 @@ flags.register_validator(
     lambda path: path is None or path.startswith(("gs://", "s3://", "hdfs://")) or os.path.exists(path)
     or os.path.exists(path + ".index"),
     message="is neither a checkpoint prefix (no .index file) nor a directory")
-require_init_checkpoint_for_extend_positions()
 flags.register_multi_flags_validator(
     ["use_tpu", "strategy"], lambda values: not values["use_tpu"] or values["strategy"] in (None, "tpu"),
     message="--use_tpu conflicts with --strategy")
@@ -209,19 +208,19 @@ def previous_run(output_dir):
     return summary, evaluations
 
 
-def start_message(run, finished):
+def start_message(run):
     """One line: what the output directory holds and what this run will do with it."""
+    from albert_tf.training.start_line import start_line  # pylint: disable=g-import-not-at-top
+
     where = FLAGS.output_dir
-    if run.restored_step is None:
-        start = "--init_checkpoint's weights" if FLAGS.init_checkpoint else "a fresh model"
-        return (f"no checkpoint in {where}: training {start} from step 0 to step {FLAGS.num_train_steps}"
-                if FLAGS.do_train else f"no checkpoint in {where}: evaluating {start}")
-    found = f"{os.path.basename(run.manager.latest_checkpoint)} (step {run.restored_step}) in {where}"
     if not FLAGS.do_train:
-        return f"evaluating {found}"
-    if finished:
-        return f"finished run: {found} is the last step (--num_train_steps={FLAGS.num_train_steps}); nothing to train"
-    return f"resuming from {found}: training to step {FLAGS.num_train_steps}"
+        if run.restored_step is None:
+            start = "--init_checkpoint's weights" if FLAGS.init_checkpoint else "a fresh model"
+            return f"no checkpoint in {where}: evaluating {start}"
+        return f"evaluating {os.path.basename(run.manager.latest_checkpoint)} (step {run.restored_step}) in {where}"
+    return start_line("training", where, run.manager.latest_checkpoint if run.restored_step is not None else None,
+                      run.restored_step, FLAGS.num_train_steps, f"--num_train_steps={FLAGS.num_train_steps}",
+                      start="--init_checkpoint's weights" if FLAGS.init_checkpoint else "a fresh model")
 
 
 @contextlib.contextmanager
@@ -252,7 +251,8 @@ def main(argv):
     from albert_tf.pretraining.metrics_rollback import drop_records_after  # pylint: disable=g-import-not-at-top
     from albert_tf.pretraining.run import PretrainingRun  # pylint: disable=g-import-not-at-top
     from albert_tf.checkpoints.model_files import write_model_files  # pylint: disable=g-import-not-at-top
-    from albert_tf.pretraining.trainer import TrainerSettings, TrainingDiverged  # pylint: disable=g-import-not-at-top
+    from albert_tf.error_text import TrainingDiverged  # pylint: disable=g-import-not-at-top
+    from albert_tf.pretraining.trainer import TrainerSettings  # pylint: disable=g-import-not-at-top
 
     from albert_cli.pretraining_placement import keras_placement, tensorflow_placement  # pylint: disable=g-import-not-at-top
 
@@ -312,7 +312,7 @@ def main(argv):
         sys.stderr.write(f"{report}\n")
 
     finished = FLAGS.do_train and run.restored_step is not None and run.restored_step >= FLAGS.num_train_steps
-    sys.stderr.write(start_message(run, finished) + "\n")
+    sys.stderr.write(start_message(run) + "\n")
     previous_summary, evaluations = previous_run(FLAGS.output_dir)
     if finished and previous_summary and previous_summary.get("final_step") == trainer.step and (
             not FLAGS.do_eval or previous_summary.get("eval", {}).get("step") == trainer.step):

@@ -10,8 +10,10 @@ from albert_tf.kernels import KERNELS_FLAG_VALUES
 MAX_SEED = 2**32 - 1  # what NumPy's and Keras' seeding take
 
 
-def require_init_checkpoint_for_extend_positions():
-    """--extend_positions alone would be accepted and do nothing: refused as the flags are parsed."""
+def define_extend_positions():
+    """--extend_positions, for every command with --init_checkpoint; alone it would be accepted and do
+    nothing, so it is refused without --init_checkpoint as the flags are parsed."""
+    flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
     flags.register_multi_flags_validator(
         ["extend_positions", "init_checkpoint"],
         lambda values: not values["extend_positions"] or values["init_checkpoint"],
@@ -36,8 +38,7 @@ def define_task_flags(output_dir):
                         "Hugging Face / keras-hub directory. The backbone is always loaded from it; the task head too "
                         "when the checkpoint holds one of the same kind and shapes (fine-tuned on this task), else "
                         "the head starts fresh.")
-    flags.DEFINE_enum("extend_positions", None, ["repeat"], "Where --init_checkpoint has fewer position embeddings than the config's max_position_embeddings: repeat = fill the extra rows by repeating the learned ones (as Longformer and BigBird did; said in the load report). Unset: a shape error.")
-    require_init_checkpoint_for_extend_positions()
+    define_extend_positions()
     flags.DEFINE_string("output_dir", output_dir, "Checkpoints, predictions and metrics go here.")
     flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default <output_dir>/features).")
     flags.DEFINE_bool("do_lower_case", True, "Lowercase the text (the English models are uncased).")

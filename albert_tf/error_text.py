@@ -49,5 +49,10 @@ class SettingError(NamesSettings, ValueError):
     """A bad setting value (see `NamesSettings`)."""
 
 
+class TrainingDiverged(NamesSettings, RuntimeError):
+    """The loss (or a dev metric) became NaN or infinite, in pretraining or fine-tuning; nothing after
+    the last good checkpoint was saved."""
+
+
 class SettingFileNotFound(NamesSettings, FileNotFoundError):
     """A setting names a file or directory that does not exist (see `NamesSettings`)."""

@@ -206,6 +206,7 @@ def _batches(labels, length=8):
 
 
 def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
+    from albert_tf.error_text import TrainingDiverged
     from albert_tf.training import evaluated_training
     from albert_tf.glue import training
     from albert_tf.glue.tasks import get_task
@@ -215,7 +216,7 @@ def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
     optimizer = training.build_optimizer("adamw", 1e-3, train_steps=4, warmup_steps=0)
     train = _batches([1.0, float("nan")]).repeat()
     eval_set = training.EvalSet("", _batches([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0])
-    with pytest.raises(evaluated_training.FineTuningDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
+    with pytest.raises(TrainingDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
         training.fine_tune(task, classifier, optimizer, train, [eval_set], train_steps=4, eval_every=2,
                            output_dir=str(tmp_path))
     assert not os.path.exists(tmp_path / evaluated_training.BEST_METRICS_FILE)

@@ -16,6 +16,7 @@ import tensorflow_text  # noqa: F401  (registers the SentencePiece ops of the ex
 from backend_process import completed_on_backend, script_code
 from glue_test_data import REPO, TINY_CONFIG, head_of_shipped
 from race_test_data import write_race
+import pretraining_test_data
 import script_process
 from squad_test_data import SQUAD_DEV, SQUAD_TRAIN
 
@@ -99,11 +100,17 @@ def portable_contents(path):
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def glue_run(request, tmp_path_factory):
-    """SST-2 fine-tuned on one backend from a pretraining checkpoint made there: (backend, dirs, result)."""
+    """SST-2 fine-tuned on one backend from a pretraining checkpoint (made there with the library on
+    JAX; by `run_pretraining.py` on JAX for PyTorch): (backend, dirs, result)."""
     backend, root = request.param, tmp_path_factory.mktemp(f"glue_{request.param}")
     pretrained = root / "pretraining"
-    made = completed_on_backend(backend, PRETRAINING_CHECKPOINT, str(pretrained), TINY_CONFIG, tensorflow=True,
-                                timeout=TIMEOUT)
+    if backend == "torch":  # the chain: pretrained by the command on JAX, fine-tuned on PyTorch, exported on TensorFlow
+        flags = pretraining_test_data.small_run_flags(str(root), str(pretrained), albert_config_file=TINY_CONFIG,
+                                                      num_train_steps=2, save_checkpoints_steps=2)
+        made = run_script("jax", "run_pretraining.py", *flags)
+    else:
+        made = completed_on_backend(backend, PRETRAINING_CHECKPOINT, str(pretrained), TINY_CONFIG, tensorflow=True,
+                                    timeout=TIMEOUT)
     assert made.returncode == 0, made.stderr[-3000:]
     data_dir = head_of_shipped(str(root / "glue"), "SST-2", rows_per_split=16, splits=("train", "dev"))
     output_dir = root / "out"
@@ -119,7 +126,8 @@ def test_glue_fine_tunes_from_a_pretraining_checkpoint_and_writes_the_dev_metric
     assert result.returncode == 0, result.stderr[-3000:]
     output_dir = dirs["out"]
     [loaded] = [line for line in result.stderr.splitlines() if "init_checkpoint:" in line]
-    assert f"from {dirs['pretrained'] / 'ckpt-0'} (portable checkpoint" in loaded, loaded
+    step = 2 if backend == "torch" else 0  # the JAX command's last step, or the library's step 0
+    assert f"from {dirs['pretrained'] / f'ckpt-{step}'} (portable checkpoint" in loaded, loaded
     assert [record["step"] for record in read_json(output_dir, "eval_history.json")] == [2, 4]
     best = read_json(output_dir, "best_metrics.json")
     evaluated = read_json(output_dir, "eval_results.json")
@@ -135,7 +143,9 @@ def test_glue_fine_tunes_from_a_pretraining_checkpoint_and_writes_the_dev_metric
 @pytest.mark.slow
 def test_a_model_fine_tuned_off_tensorflow_exports_on_tensorflow_with_its_outputs(glue_run):
     """The same command on TensorFlow with --do_train=false exports the raw-text SavedModel; it
-    gives the logits the training backend's model gives on the same text."""
+    gives the logits the training backend's model gives on the same text. On PyTorch this is the
+    chain of three backends: pretrained on JAX (`run_pretraining.py`), fine-tuned on PyTorch,
+    exported and served from raw text on TensorFlow."""
     backend, dirs, result = glue_run
     assert result.returncode == 0, result.stderr[-3000:]
     export_dir = dirs["out"].parent / "export"

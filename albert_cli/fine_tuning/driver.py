@@ -29,6 +29,7 @@ from albert_cli.run_settings import (check_resume, check_run_settings, holds_a_t
                                      run_settings, training_settings)
 from albert_tf.checkpoints.model_files import write_model_files
 from albert_tf.glue.training import build_optimizer
+from albert_tf.error_text import TrainingDiverged
 from albert_tf.io_utils import write_json
 from albert_tf.json_text import parse_json
 from albert_tf.models import AlbertModel
@@ -161,7 +162,7 @@ class FineTuningRun:
             tf.io.gfile.makedirs(output_dir)
             try:
                 best = self.train_one_seed(seed, output_dir)
-            except evaluated_training.FineTuningDiverged as error:
+            except TrainingDiverged as error:
                 sys.stderr.write(f"error: {flag_text(error)}\n")  # as run_pretraining: exit 1, not a usage error
                 sys.exit(1)
             records.append(dict(best, seed=seed, output_dir=output_dir))

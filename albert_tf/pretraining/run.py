@@ -21,7 +21,7 @@ from albert_tf.io_utils import atomic_open
 from albert_tf.training.checkpoint_saving import save_checkpoint
 from albert_tf.pretraining.metrics_log import MetricsLog, best_eval_record, read_metrics
 from albert_tf.pretraining.preemption import StopRequest
-from albert_tf.pretraining.trainer import TrainingDiverged
+from albert_tf.error_text import TrainingDiverged
 from albert_tf.progress import Progress
 from albert_tf.sigterm import on_sigterm
 

@@ -13,16 +13,12 @@ import tensorflow as tf
 from albert_tf.training import optimization, replica_update
 from albert_tf.training.determinism import dropout_seed_states
 from albert_tf.training.distribute import distribute_datasets, is_chief, worker_output_dir
-from albert_tf.error_text import NamesSettings, SettingError
+from albert_tf.error_text import SettingError
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
 from albert_tf.pretraining.loss_scale import DynamicLossScale
 from albert_tf.pretraining.losses import pretraining_losses
 from albert_tf.pretraining.metrics import PretrainingMetrics
 from albert_tf.progress import LONG_WORK_INTERVAL, Progress
-
-
-class TrainingDiverged(NamesSettings, RuntimeError):
-    """The loss became NaN or infinite; nothing after the last good checkpoint was saved."""
 
 
 @dataclasses.dataclass(frozen=True)

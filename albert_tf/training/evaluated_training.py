@@ -21,17 +21,14 @@ from absl import logging
 
 from albert_tf.checkpoints import BEST_CHECKPOINT_PREFIX, TRAINING_CHECKPOINT_DIR
 from albert_tf.training.determinism import dropout_seed_states
-from albert_tf.error_text import NamesSettings, SettingError
+from albert_tf.error_text import SettingError, TrainingDiverged
 from albert_tf.training.checkpoint_saving import remove_checkpoint_partials, save_checkpoint
 from albert_tf.pretraining.metrics_rollback import drop_records_after
 from albert_tf.progress import LONG_WORK_INTERVAL, Progress
 from albert_tf.training import run_checkpoints, run_records
 from albert_tf.training.resume_check import mismatches
+from albert_tf.training.start_line import start_line
 from albert_tf.training.tensorboard_log import TensorBoardLog
-
-class FineTuningDiverged(NamesSettings, RuntimeError):
-    """The loss or a dev metric became NaN or infinite; nothing after it was saved."""
-
 
 BEST_METRICS_FILE = run_records.BEST_METRICS_FILE
 EVAL_HISTORY_FILE = run_records.EVAL_HISTORY_FILE
@@ -48,13 +45,8 @@ def start_message(output_dir, train_steps, steps_setting):
     """One line for the commands to say before training: what `output_dir` holds and what
     `fine_tune` will do with it (`steps_setting` names where `train_steps` comes from)."""
     latest = run_checkpoints.for_this_backend().latest(os.path.join(output_dir, TRAINING_CHECKPOINT_DIR))
-    if latest is None:
-        return f"no checkpoint in {output_dir}: fine-tuning from step 0 to step {train_steps}"
-    step = int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
-    found = f"{os.path.basename(latest)} (step {step}) in {output_dir}"
-    if step >= train_steps:
-        return f"finished run: {found} is the last step ({steps_setting}); nothing to train"
-    return f"resuming from {found}: fine-tuning to step {train_steps}"
+    step = None if latest is None else int(latest.rsplit("-", 1)[1])  # saved as ckpt-<step>
+    return start_line("fine-tuning", output_dir, latest, step, train_steps, steps_setting)
 
 
 def best_model_text(output_dir, selection_metric):
@@ -152,7 +144,7 @@ class EvaluateAndKeepBest(keras.callbacks.Callback):
     def _diverged(self, reason):
         self.progress.close()
         self.tensorboard.close()
-        raise FineTuningDiverged(
+        raise TrainingDiverged(
             "{reason}; stopped without saving. Last good checkpoint: {latest}. Lower {learning_rate}, raise "
             "{warmup_step} or check the data (labels), then rerun to resume from it.",
             reason=reason, latest=self.manager.latest_checkpoint or "none")
