@@ -19,14 +19,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench._common import cpu_model, interleaved_medians, load_average, median  # noqa: E402
-from bench.accelerator_step import comma_list, device_name  # noqa: E402
+from bench._common import failure_lines, interleaved_medians, median, run_side_by_side  # noqa: E402
+from bench.accelerator_step import check_shape_flags, comma_list, device_name  # noqa: E402
 from bench.albert_workload import BASE_CONFIG, make_inputs  # noqa: E402
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -46,11 +45,7 @@ def parse_args(argv):
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.backends = comma_list(parser, "backends", args.backends, BACKENDS)
-    for flag in ("batch", "seq", "steps_per_loop", "rounds"):
-        if getattr(args, flag) < 1:
-            parser.error(f"--{flag}: expected a positive number, got {getattr(args, flag)}")
-    if not 0 < args.masked < args.seq:
-        parser.error(f"--masked: expected 1 to --seq - 1 ({args.seq - 1}), got {args.masked}")
+    check_shape_flags(parser, args, ("batch", "seq", "steps_per_loop", "rounds"))
     if not os.path.isfile(args.config):
         parser.error(f"--config: no file {args.config}")
     return args
@@ -190,25 +185,16 @@ def table(reports, batch):
         lines.append(f"| {report['device']} | {report['kernels']} | {report['first_loop_seconds']:.1f} "
                      f"| {report['steps_per_second']:.2f} | {report['steps_per_second'] * batch:.1f} "
                      f"| {report['cpu_seconds_per_step']:.2f} | {ratio} |")
-    lines += [f"\n{report['backend']}: failed: {report['error']}" for report in reports if "error" in report]
-    return "\n".join(lines)
+    return "\n".join(lines + failure_lines(reports))
 
 
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         return worker(args)
-    print(f"cpu: {cpu_model()} x{os.cpu_count()}; load {load_average()} at the start; "
-          f"{os.path.basename(args.config)}, global batch {args.batch} x {args.seq} tokens, {args.masked} masked",
-          flush=True)
-    with tempfile.TemporaryDirectory() as directory:
-        reports = measure(args, directory)
-    print(f"load {load_average()} at the end", flush=True)
-    print(table(reports, args.batch), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(reports, f, indent=1)
-    return reports
+    about = f"; {os.path.basename(args.config)}, global batch {args.batch} x {args.seq} tokens, {args.masked} masked"
+    return run_side_by_side(lambda directory: measure(args, directory), lambda reports: table(reports, args.batch),
+                            args.json, about)
 
 
 if __name__ == "__main__":
