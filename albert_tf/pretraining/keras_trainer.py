@@ -17,6 +17,7 @@ checkpoint being the good state).
 import os
 
 import keras
+import numpy as np
 from keras import ops
 
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
@@ -153,22 +154,45 @@ class KerasPretrainingTrainer:
     def evaluate(self, dataset, max_steps, global_batch_size):
         """One pass over `dataset` (a `tf.data.Dataset` of global batches, at most `max_steps`)."""
         del global_batch_size  # the batches are global here
-        self.objective.reset_metrics()
-        steps, logs = 0, {}
+        steps, means = 0, EvaluationMeans()
         progress = Progress("evaluation", unit="batches", interval=LONG_WORK_INTERVAL)
         for inputs, targets in _split(dataset.as_numpy_iterator()):
             if steps >= max_steps:
                 break
-            logs = self.objective.test_on_batch(inputs, targets, return_dict=True)
+            means.add(self.objective.test_on_batch(inputs, targets, return_dict=True), targets)
             steps += 1
             progress.update()
         progress.close()
         if steps == 0:
             raise SettingError("the evaluation data holds fewer examples than one batch: lower {eval_batch_size} "
                                "or give more {eval_input_file} data")
-        values = _metric_values(logs)
-        self.objective.reset_metrics()
-        return dict(values, eval_steps=steps)
+        self.objective.reset_metrics()  # the training metrics are the same Keras metrics
+        return dict(_metric_values(means.result()), eval_steps=steps)
+
+
+class EvaluationMeans:
+    """The means over every evaluation batch: Keras' `test_on_batch` resets the metrics at each
+    call, so its logs are one batch's; the masked-LM ones weigh each batch by its masked-LM
+    weights, the sentence-order ones by its examples (as `PretrainingMetrics` on TensorFlow)."""
+
+    def __init__(self):
+        self.sums = dict.fromkeys(METRIC_NAMES, 0.0)
+        self.weights = {"masked_lm": 0.0, "sentence_order": 0.0}
+
+    def add(self, logs, targets):
+        weights = {"masked_lm": float(np.sum(targets["masked_lm_weights"])),
+                   "sentence_order": float(len(targets["next_sentence_labels"]))}
+        for name in METRIC_NAMES:
+            self.sums[name] += float(logs[name]) * weights[_kind(name)]
+        for kind, weight in weights.items():
+            self.weights[kind] += weight
+
+    def result(self):
+        return {name: total / self.weights[_kind(name)] for name, total in self.sums.items()}
+
+
+def _kind(metric_name):
+    return "masked_lm" if metric_name.startswith("masked_lm") else "sentence_order"
 
 
 class _Results:
