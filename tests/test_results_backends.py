@@ -1,7 +1,7 @@
 """docs/results.md's bundled run on each backend: every number of its tables is the one the runs'
 records in bench/results/bundled_backends/ give: <backend>/metrics.jsonl (the training run) and, on
 JAX and PyTorch, <backend>/heldout/step-<N>.jsonl (the held-out evaluation of its checkpoint N,
-re-run after the evaluation fix: the training runs' own were of one batch)."""
+re-run after the evaluation fix: the training runs' own were of one batch until then)."""
 
 import glob
 import json
@@ -25,15 +25,18 @@ def training_run(backend):
 
 
 def held_out(backend):
-    """[(step, the held-out record)]: the run's own on TensorFlow, the re-run evaluations elsewhere
-    (a run from --init_checkpoint starts its own count at 0: the step is the file's)."""
+    """[(step, the held-out record)]: the run's own on TensorFlow; elsewhere the re-run evaluations
+    (a run from --init_checkpoint starts its own count at 0: the step is the file's), then the
+    run's own after the last of them (PyTorch's run, resumed with the fix after step 200)."""
+    own = [(r["step"], r) for r in training_run(backend) if r["split"] == "eval"]
     if backend == "tensorflow":
-        return [(r["step"], r) for r in training_run(backend) if r["split"] == "eval"]
+        return own
     steps = []
     for path in glob.glob(os.path.join(RECORDS, backend, "heldout", "step-*.jsonl")):
         [record] = [r for r in records(path) if r["split"] == "eval"]
         steps.append((int(re.search(r"step-(\d+)", path).group(1)), record))
-    return sorted(steps, key=lambda pair: pair[0])
+    steps.sort(key=lambda pair: pair[0])
+    return steps + [(step, record) for step, record in own if step > steps[-1][0]]
 
 
 def timed_steps_per_second(training):
