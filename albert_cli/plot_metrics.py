@@ -1,6 +1,7 @@
 """PNG figures of a run's curves, for a quick look without TensorBoard.
 
     albert-plot-metrics OUTPUT_DIR [--out_dir=DIR]
+    albert-plot-metrics OUTPUT_DIR OUTPUT_DIR ... [--out_dir=DIR]
 
 (`python -m albert_cli.plot_metrics ...` in a checkout.)
 
@@ -9,7 +10,8 @@ sentence-order accuracy and loss by step, training against held-out, with senten
 level (0.5) dotted. OUTPUT_DIR of
 `run_classifier.py` (its `eval_history.json`, or `seed_*/eval_history.json` with `--seeds`):
 `fine_tuning_curves.png`, the training loss and every dev metric by step, one line per seed. Figures go to `--out_dir`
-(default OUTPUT_DIR). matplotlib (the `plots` extra) is imported only when a figure is drawn.
+(default OUTPUT_DIR). Several pretraining OUTPUT_DIRs: `pretraining_comparison.png`, their held-out
+curves side by side, a line per run named by its directory (default --out_dir: the first). matplotlib (the `plots` extra) is imported only when a figure is drawn.
 """
 
 import glob
@@ -28,6 +30,7 @@ TRAIN_LOSS_KEY = "train_loss"  # albert_tf.training.evaluated_training: the one 
 PRETRAINING_PANELS = ("masked_lm_accuracy", "sentence_order_accuracy", "masked_lm_loss", "sentence_order_loss")
 SPLIT_LABELS = {"train": "training", "eval": "held-out"}
 SENTENCE_ORDER_CHANCE = 0.5
+COMPARISON_FILE = "pretraining_comparison.png"
 
 
 def read_jsonl(path):
@@ -62,32 +65,39 @@ def _numeric(records, name):
     return [p[0] for p in points], [p[1] for p in points]
 
 
-def pretraining_figure(plt, records):
-    """Training vs held-out curves of `metrics.jsonl` records, one panel per metric; returns
-    (figure, axes by metric name)."""
+def pretraining_figure(plt, curves):
+    """One panel per metric, one line per curve; `curves` maps a label to `metrics.jsonl` records
+    of one split (held-out ones get markers). Returns (figure, axes by metric name)."""
     figure, axes = plt.subplots(2, 2, figsize=(10, 7))
     panels = dict(zip(PRETRAINING_PANELS, axes.flat))
     for name, axis in panels.items():
-        for split, label in SPLIT_LABELS.items():
-            steps, values = _numeric([r for r in records if r.get("split") == split], name)
+        for label, records in curves.items():
+            steps, values = _numeric(records, name)
             if steps:
-                axis.plot(steps, values, marker="o" if split == "eval" else None, markersize=3, label=label)
+                held_out = records[0].get("split") == "eval"
+                axis.plot(steps, values, marker="o" if held_out else None, markersize=3, label=label)
         axis.set(title=name.replace("_", " "), xlabel="step")
         axis.grid(alpha=0.3)
-    # metrics.jsonl does not record the data's label balance: 0.5 is the floor of balanced labels.
+    # metrics.jsonl does not record the data's label balance: 0.5 is the floor of balanced labels
+    # (the data's commoner label can be a little higher). A short label: a long one widens the
+    # legend past its panel and squeezes the figure.
     panels["sentence_order_accuracy"].axhline(SENTENCE_ORDER_CHANCE, color="grey", linestyle=":",
-                                              label="0.5, chance on balanced labels (the data's "
-                                                    "commoner label can be a little higher)")
+                                              label="0.5, chance (balanced labels)")
     for axis in panels.values():
         axis.legend(fontsize="small")
     figure.tight_layout()
     return figure, panels
 
 
-def plot_pretraining(records, path):
-    """The pretraining curves' figure as a PNG at `path`."""
+def split_curves(records):
+    """One run's curves: {"training": its training records, "held-out": its evaluations}."""
+    return {label: [r for r in records if r.get("split") == split] for split, label in SPLIT_LABELS.items()}
+
+
+def plot_pretraining(curves, path):
+    """`pretraining_figure(curves)` as a PNG at `path`."""
     plt = _pyplot()
-    figure, _ = pretraining_figure(plt, records)
+    figure, _ = pretraining_figure(plt, curves)
     _save(figure, path)
     plt.close(figure)
 
@@ -149,7 +159,7 @@ def plot_metrics(output_dir, out_dir=None):
             raise ValueError(f"{metrics_path} has no records yet (the run writes one per --iterations_per_loop)")
         _make_out_dir(out_dir)
         written.append(os.path.join(out_dir, "pretraining_curves.png"))
-        plot_pretraining(records, written[-1])
+        plot_pretraining(split_curves(records), written[-1])
     histories = _eval_histories(output_dir)
     if histories:
         _make_out_dir(out_dir)
@@ -162,15 +172,40 @@ def plot_metrics(output_dir, out_dir=None):
     return written
 
 
+def compare_pretraining(output_dirs, out_dir):
+    """The held-out curves of several pretraining runs in one figure, a line per run named by its
+    directory (the same run on each backend, say), at `out_dir`/pretraining_comparison.png."""
+    curves = {}
+    for output_dir in output_dirs:
+        path = os.path.join(output_dir, METRICS_FILE)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"OUTPUT_DIR {output_dir} has no {METRICS_FILE} (run_pretraining.py --output_dir)")
+        name = os.path.basename(os.path.normpath(output_dir))
+        if name in curves:
+            raise ValueError(f"OUTPUT_DIR {output_dir}: another run is named {name!r} too; the figure names each "
+                             f"run by its directory's name")
+        curves[name] = split_curves(read_jsonl(path))["held-out"]
+        if not curves[name]:
+            raise ValueError(f"{path} has no held-out evaluations (run_pretraining.py --do_eval)")
+    _make_out_dir(out_dir)
+    written = os.path.join(out_dir, COMPARISON_FILE)
+    plot_pretraining(curves, written)
+    return written
+
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("out_dir", None, "Where the PNG files go (default: OUTPUT_DIR).")
 
 
 def main(argv):
-    if len(argv) != 2:
-        raise UsageError("usage: albert-plot-metrics OUTPUT_DIR [--out_dir=DIR] "
+    if len(argv) < 2:
+        raise UsageError("usage: albert-plot-metrics OUTPUT_DIR [OUTPUT_DIR ...] [--out_dir=DIR] "
                          "(python -m albert_cli.plot_metrics in a checkout)")
-    for path in plot_metrics(argv[1], FLAGS.out_dir):
+    if len(argv) == 2:
+        written = plot_metrics(argv[1], FLAGS.out_dir)
+    else:
+        written = [compare_pretraining(argv[1:], FLAGS.out_dir or argv[1])]
+    for path in written:
         print(path)
 
 

@@ -7,9 +7,11 @@ all cases alike instead of biasing whichever happened to run during it.
 
 import csv
 import glob
+import json
 import os
 import platform
 import statistics
+import tempfile
 import time
 
 
@@ -65,6 +67,26 @@ def interleaved_medians(cases, rounds, warmup=1, on_round=None):
         if on_round is not None:
             on_round(round_index, wall)
     return wall, cpu
+
+
+def run_side_by_side(measure, table, json_path=None, about=""):
+    """A run of one process per backend: the CPU and the load (and `about`) printed, then
+    `measure(directory)`'s reports (in a temporary directory), the load again, `table(reports)`;
+    the reports written to `json_path` as JSON when given. Returns the reports."""
+    print(f"cpu: {cpu_model()} x{os.cpu_count()}; load {load_average()} at the start{about}", flush=True)
+    with tempfile.TemporaryDirectory() as directory:
+        reports = measure(directory)
+    print(f"load {load_average()} at the end", flush=True)
+    print(table(reports), flush=True)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(reports, f, indent=1)
+    return reports
+
+
+def failure_lines(reports):
+    """The lines under a table for the reports that carry an "error": the backend and that error."""
+    return [f"\n{report['backend']}: failed: {report['error']}" for report in reports if "error" in report]
 
 
 def median(values):

@@ -51,6 +51,15 @@ def add_systems_flag(parser):
                         help="comma-separated, from ours,keras_hub (keras_hub is left out when not importable)")
 
 
+def check_shape_flags(parser, args, positive):
+    """A parser error (exit 2) unless the `positive` flags are at least 1 and --masked fits in --seq."""
+    for flag in positive:
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag}: expected a positive number, got {getattr(args, flag)}")
+    if not 0 < args.masked < args.seq:
+        parser.error(f"--masked: expected 1 to --seq - 1 ({args.seq - 1}), got {args.masked}")
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_workload_flags(parser)
@@ -63,11 +72,7 @@ def checked_flags(parser, args):
     """`args` with `systems` a list and `config_dict` the config read; a parser error (exit 2) for
     a bad workload flag."""
     args.systems = comma_list(parser, "systems", args.systems, SYSTEMS)
-    for flag in ("train_batch", "infer_batch", "seq", "steps"):
-        if getattr(args, flag) < 1:
-            parser.error(f"--{flag}: expected a positive number, got {getattr(args, flag)}")
-    if not 0 < args.masked < args.seq:
-        parser.error(f"--masked: expected 1 to --seq - 1 ({args.seq - 1}), got {args.masked}")
+    check_shape_flags(parser, args, ("train_batch", "infer_batch", "seq", "steps"))
     try:
         with open(args.config) as f:
             args.config_dict = dict(json.load(f), hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)

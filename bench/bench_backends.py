@@ -15,12 +15,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from bench._common import cpu_model, load_average  # noqa: E402
+from bench._common import failure_lines, run_side_by_side  # noqa: E402
 from bench.accelerator_step import add_workload_flags, comma_list  # noqa: E402
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -79,21 +78,13 @@ def table(reports):
                          f"| {cell(ours, 'seconds_per_step', 1e3, 1)} | {cell(hub, 'seconds_per_step', 1e3, 1)} "
                          f"| {cell(ours, 'tflops_per_second', 1e3, 2)} | {cell(hub, 'tflops_per_second', 1e3, 2)} "
                          f"| {ratio} |")
-    lines += [f"\n{report['backend']}: failed: {report['error']}" for report in reports if "error" in report]
-    return "\n".join(lines)
+    return "\n".join(lines + failure_lines(reports))
 
 
 def main(argv=None):
     args = parse_args(argv)
-    print(f"cpu: {cpu_model()} x{os.cpu_count()}; load {load_average()} at the start", flush=True)
-    with tempfile.TemporaryDirectory() as directory:
-        reports = [measure(backend, args, directory) for backend in args.backends]
-    print(f"load {load_average()} at the end", flush=True)
-    print(table(reports), flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(reports, f, indent=1)
-    return reports
+    return run_side_by_side(lambda directory: [measure(backend, args, directory) for backend in args.backends],
+                            table, args.json)
 
 
 if __name__ == "__main__":

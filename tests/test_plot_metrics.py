@@ -44,7 +44,8 @@ def test_pretraining_and_fine_tuning_figures(tmp_path):
 def test_the_sentence_order_panel_draws_its_chance_level(tmp_path):
     _write_pretraining_metrics(tmp_path)
     plt = plot_metrics_module._pyplot()
-    figure, panels = plot_metrics_module.pretraining_figure(plt, read_jsonl(str(tmp_path / "metrics.jsonl")))
+    curves = plot_metrics_module.split_curves(read_jsonl(str(tmp_path / "metrics.jsonl")))
+    figure, panels = plot_metrics_module.pretraining_figure(plt, curves)
     dotted = {name: [line for line in axis.get_lines() if line.get_linestyle() == ":"] for name, axis in panels.items()}
     assert [list(line.get_ydata()) for line in dotted.pop("sentence_order_accuracy")] == [[0.5, 0.5]]
     assert not any(dotted.values())  # only that panel has a floor
@@ -53,6 +54,37 @@ def test_the_sentence_order_panel_draws_its_chance_level(tmp_path):
     low, high = panels["sentence_order_accuracy"].get_ylim()
     assert low < 0.5 < high
     plt.close(figure)
+
+
+def test_several_runs_are_compared_by_their_held_out_curves_one_line_each(tmp_path):
+    runs = [tmp_path / backend for backend in ("tensorflow", "jax")]
+    for run in runs:
+        run.mkdir()
+        _write_pretraining_metrics(run)
+    done = subprocess.run([sys.executable, "-m", "albert_cli.plot_metrics", *map(str, runs),
+                           f"--out_dir={tmp_path / 'figures'}"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "figures" / "pretraining_comparison.png")
+    assert _is_png(done.stdout.strip()) and sorted(os.listdir(runs[0])) == ["metrics.jsonl"]
+    plt = plot_metrics_module._pyplot()
+    held_out = plot_metrics_module.split_curves(read_jsonl(str(runs[0] / "metrics.jsonl")))["held-out"]
+    figure, panels = plot_metrics_module.pretraining_figure(plt, {"tensorflow": held_out, "jax": held_out})
+    solid = [line for line in panels["masked_lm_accuracy"].get_lines() if line.get_linestyle() != ":"]
+    assert [line.get_label() for line in solid] == ["tensorflow", "jax"]
+    assert [list(line.get_xdata()) for line in solid] == [[0, 20], [0, 20]]  # the evaluations only
+    plt.close(figure)
+
+
+def test_a_compared_run_without_held_out_evaluations_or_with_a_twin_name_is_an_error(tmp_path):
+    (tmp_path / "a").mkdir()
+    _write_pretraining_metrics(tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "metrics.jsonl").write_text(json.dumps({"step": 10, "split": "train", "loss": 9.0}) + "\n")
+    with pytest.raises(ValueError, match="b/metrics.jsonl has no held-out evaluations"):
+        plot_metrics_module.compare_pretraining([str(tmp_path / "a"), str(tmp_path / "b")], str(tmp_path))
+    with pytest.raises(ValueError, match="another run is named 'a' too"):
+        plot_metrics_module.compare_pretraining([str(tmp_path / "a"), str(tmp_path / "a") + "/"], str(tmp_path))
+    assert not (tmp_path / "pretraining_comparison.png").exists()
 
 
 def test_directory_without_metrics_is_an_error(tmp_path):

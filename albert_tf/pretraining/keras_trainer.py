@@ -17,6 +17,7 @@ checkpoint being the good state).
 import os
 
 import keras
+import numpy as np
 from keras import ops
 
 from albert_tf.models import AlbertModel, AlbertPretrainingModel
@@ -105,7 +106,7 @@ class KerasPretrainingTrainer:
         self.objective.compile(optimizer=optimizer, jit_compile=True if settings.jit_compile else "auto")
         self.objective.optimizer.build(self.model.trainable_variables)
         self.drawn = DrawnBatches()
-        self.train_metrics = ObjectiveMetrics(self.objective)
+        self.train_metrics = BatchMeans()  # since the last reset(): the run reads them after each loop
 
     @property
     def step(self):
@@ -149,44 +150,55 @@ class KerasPretrainingTrainer:
         for _ in range(num_steps):
             inputs, targets = next(iterator)
             self.drawn.value += 1
-            self.objective.train_on_batch(inputs, targets)
+            self.train_metrics.add(self.objective.train_on_batch(inputs, targets, return_dict=True), targets)
 
     def evaluate(self, dataset, max_steps, global_batch_size):
         """One pass over `dataset` (a `tf.data.Dataset` of global batches, at most `max_steps`)."""
         del global_batch_size  # the batches are global here
-        metrics = ObjectiveMetrics(self.objective)
-        metrics.reset()
-        steps = 0
+        steps, means = 0, BatchMeans()
         progress = Progress("evaluation", unit="batches", interval=LONG_WORK_INTERVAL)
         for inputs, targets in _split(dataset.as_numpy_iterator()):
             if steps >= max_steps:
                 break
-            self.objective.test_on_batch(inputs, targets)
+            means.add(self.objective.test_on_batch(inputs, targets, return_dict=True), targets)
             steps += 1
             progress.update()
         progress.close()
         if steps == 0:
             raise SettingError("the evaluation data holds fewer examples than one batch: lower {eval_batch_size} "
                                "or give more {eval_input_file} data")
-        values = metrics.result()
-        metrics.reset()  # the training metrics are the same Keras metrics
-        return dict(values, eval_steps=steps)
+        return dict(means.result(), eval_steps=steps)
 
 
-class ObjectiveMetrics:
-    """`PretrainingMetrics`' `result()` and `reset()` over the objective's Keras metrics, which
-    Keras' train and test steps update (training and evaluation take turns with them)."""
+class BatchMeans:
+    """`PretrainingMetrics`' `result()` and `reset()` from Keras' per-batch logs: `train_on_batch`
+    and `test_on_batch` reset the metrics at each call, so their logs are one batch's. The masked-LM
+    means weigh each batch by its masked-LM weights, the sentence-order ones by its examples (as
+    `PretrainingMetrics` on TensorFlow)."""
 
-    def __init__(self, objective):
-        self.objective = objective
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.sums = dict.fromkeys(METRIC_NAMES, 0.0)
+        self.weights = {"masked_lm": 0.0, "sentence_order": 0.0}
+
+    def add(self, logs, targets):
+        weights = {"masked_lm": float(np.sum(targets["masked_lm_weights"])),
+                   "sentence_order": float(len(targets["next_sentence_labels"]))}
+        for name in METRIC_NAMES:
+            self.sums[name] += float(logs[name]) * weights[_kind(name)]
+        for kind, weight in weights.items():
+            self.weights[kind] += weight
 
     def result(self):
-        values = {mean.name: float(ops.convert_to_numpy(mean.result())) for mean in self.objective.means}
+        values = {name: total / self.weights[_kind(name)] for name, total in self.sums.items()}
         values["loss"] = values["masked_lm_loss"] + values["sentence_order_loss"]
         return values
 
-    def reset(self):
-        self.objective.reset_metrics()
+
+def _kind(metric_name):
+    return "masked_lm" if metric_name.startswith("masked_lm") else "sentence_order"
 
 
 def _split(batches):
