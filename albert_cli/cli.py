@@ -234,7 +234,7 @@ def require_output_dir(flag, path, create=True):
             os.makedirs(path, exist_ok=True)
             probe_dir = path
         else:
-            require(os.path.isdir(probe_dir), f"--{flag}: cannot create {path}: {probe_dir} is a file")
+            require(os.path.isdir(probe_dir), f"--{flag}: cannot write to {path}: {probe_dir} is a file")
         with tempfile.TemporaryFile(dir=probe_dir, prefix=".write-probe-"):
             pass
     except OSError as error:
