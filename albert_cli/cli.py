@@ -126,6 +126,17 @@ def require_trainable_backend():
             f"KERAS_BACKEND={name}: expected one of {', '.join(KERAS_BACKENDS)} (docs/backends.md)")
 
 
+def keep_tensorflow_off_accelerators():
+    """On JAX and PyTorch TensorFlow only reads the data (tf.data): hide the GPUs from it, so that it
+    does not take their memory from the backend. Call before TensorFlow runs anything."""
+    import keras  # pylint: disable=g-import-not-at-top
+
+    if keras.backend.backend() != "tensorflow":
+        import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+        tf.config.set_visible_devices([], "GPU")
+
+
 def exit_terminated():
     """One line for a SIGTERM stop, exit status 143."""
     _exit_stopped("SIGTERM", TERMINATED_EXIT_CODE)

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Callable
 
-from albert_cli.cli import UsageError, flag_text, start_determinism
+from albert_cli.cli import UsageError, flag_text, keep_tensorflow_off_accelerators, start_determinism
 from albert_tf.error_text import SettingError
 
 
@@ -56,7 +56,6 @@ def tensorflow_placement(flags, strategy_name):
 def keras_placement(flags, strategy_name):
     """`keras.distribution` on JAX (data parallel over the devices), one device on PyTorch."""
     import keras  # pylint: disable=g-import-not-at-top
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
     from albert_tf.pretraining.keras_trainer import KerasPretrainingTrainer, check_grad_accum_steps  # pylint: disable=g-import-not-at-top
     from albert_tf.training import keras_distribution, portable_checkpoints  # pylint: disable=g-import-not-at-top
@@ -74,7 +73,7 @@ def keras_placement(flags, strategy_name):
         raise UsageError(f"{flag}: {error}") from None
     if flags.tpu_name or flags.master:
         sys.stderr.write("warning: --tpu_name / --master are not read on JAX: JAX finds the TPU itself\n")
-    tf.config.set_visible_devices([], "GPU")  # TensorFlow only reads the data: the accelerators are the backend's
+    keep_tensorflow_off_accelerators()
     start_determinism(flags)
     index, workers = keras_distribution.processes()
     worker_dir = flags.output_dir if index == 0 else os.path.join(flags.output_dir, f"workertemp_{index}")

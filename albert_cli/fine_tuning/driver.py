@@ -19,8 +19,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from albert_cli.cli import (UsageError, flag_text, load_init_checkpoint, require, require_output_dir,
-                            require_positive_finite, require_recompute_trainable, settle_kernels,
+from albert_cli.cli import (UsageError, flag_text, keep_tensorflow_off_accelerators, load_init_checkpoint, require,
+                            require_output_dir, require_positive_finite, require_recompute_trainable, settle_kernels,
                             start_determinism)
 from albert_cli.export_version import check_export_version_is_new
 from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, load_tokenizer_and_config
@@ -73,6 +73,7 @@ class FineTuningRun:
             # keeps the initial weights), as in the original, which accepts it too.
             logging.warning("--warmup_step %d exceeds --train_step %d: the learning rate never reaches "
                             "--learning_rate", flags.warmup_step, flags.train_step)
+        keep_tensorflow_off_accelerators()  # on JAX and PyTorch, before TensorFlow runs anything
         start_determinism(flags)
         if flags.export_dir is not None:
             require_output_dir("export_dir", flags.export_dir, create=False)

@@ -30,8 +30,8 @@ _TORCH_RNG_STATE = "torch/rng_state"
 
 class PortableCheckpoint:
     """What one checkpoint holds: `model`, its `optimizer` (or None) and `state`, a dict of objects
-    with `serialize()` -> str and `deserialize(str)` (as `run_records.EvalRecords`) or of
-    `keras.Variable` scalars (as pretraining's batch counter)."""
+    with `serialize()` -> str and `deserialize(str)` (as `run_records.EvalRecords` and pretraining's
+    `DrawnBatches`)."""
 
     def __init__(self, model, optimizer=None, **state):
         self.model, self.optimizer, self.state = model, optimizer, state
@@ -65,10 +65,7 @@ class PortableCheckpoint:
         for name, value in self.state.items():
             if name not in stored:
                 raise ValueError(f"{path}: holds no {name!r}; it was written by another kind of run")
-            if isinstance(value, keras.Variable):
-                value.assign(stored[name])
-            else:
-                value.deserialize(stored[name])
+            value.deserialize(stored[name])
         return stored
 
     def _training_variables(self):
@@ -91,8 +88,7 @@ class PortableCheckpoint:
         if self.optimizer is not None:
             values["step"] = int(keras.ops.convert_to_numpy(self.optimizer.iterations))
         for name, value in self.state.items():
-            values[name] = (int(keras.ops.convert_to_numpy(value)) if isinstance(value, keras.Variable)
-                            else value.serialize())
+            values[name] = value.serialize()
         return values
 
 
