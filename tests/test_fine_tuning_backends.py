@@ -13,6 +13,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the SentencePiece ops of the export)
 
+from albert_tf.glue import features
+from albert_tf.glue.tasks import get_task
 from backend_process import completed_on_backend, script_code
 from glue_test_data import REPO, TINY_CONFIG, head_of_shipped
 from race_test_data import write_race
@@ -151,7 +153,8 @@ def test_a_model_fine_tuned_off_tensorflow_exports_on_tensorflow_with_its_output
     export_dir = dirs["out"].parent / "export"
     exported = script_process.run_python(
         [os.path.join(REPO, "run_classifier.py"), *GLUE_RUN, f"--data_dir={dirs['data']}",
-         f"--output_dir={dirs['out']}", "--do_train=false", f"--export_dir={export_dir}", "--export_version=1"],
+         f"--output_dir={dirs['out']}", "--do_train=false", f"--export_dir={export_dir}", "--export_version=1",
+         f"--export_tflite={export_dir}_litert"],
         cwd=REPO, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow"))
     assert exported.returncode == 0, exported.stderr[-3000:]
     on_backend = completed_on_backend(backend, BACKEND_LOGITS, str(dirs["out"]), tensorflow=True, timeout=TIMEOUT)
@@ -163,6 +166,18 @@ def test_a_model_fine_tuned_off_tensorflow_exports_on_tensorflow_with_its_output
     logits = served(sentence=tf.constant(sentences))["logits"].numpy()
     assert logits.shape == expected.shape == (16, 2)
     np.testing.assert_allclose(logits, expected, atol=SERVING_TOLERANCE, rtol=0)
+    # The LiteRT file of the same command: the training backend's probabilities on the dev features.
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=f"{export_dir}_litert/classifier_float32.tflite")
+    length = interpreter.get_input_details()[0]["shape"][1]  # the file's own sequence length: padded to it
+    runner = interpreter.get_signature_runner()
+    [path] = glob.glob(str(dirs["out"] / "features" / "SST-2_dev_32_*.tf_record"))
+    rows = [{name: np.pad(value.numpy(), (0, length - 32))[None].astype(np.int32) for name, value in inputs.items()}
+            for inputs, _ in features.make_dataset(get_task("SST-2"), path, 8, 32).unbatch()]  # (inputs, label)
+    probabilities = np.concatenate([runner(**row)["probabilities"] for row in rows])
+    expected_probabilities = np.exp(expected) / np.exp(expected).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(probabilities, expected_probabilities, atol=SERVING_TOLERANCE, rtol=0)
 
 
 @pytest.mark.slow
