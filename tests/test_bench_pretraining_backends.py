@@ -24,7 +24,7 @@ def test_every_backend_trains_the_tiny_config_and_is_reported(tmp_path, capsys):
     for report in reports:
         assert "error" not in report, report
         assert report["device"].startswith(report["backend"])
-        assert report["kernels"] == ("cpu" if report["backend"] == "tensorflow" else "reference")  # --kernels=auto
+        assert report["kernels"] == {"tensorflow": "cpu", "jax": "reference", "torch": "eager"}[report["backend"]]  # auto
         assert len(report["wall_seconds"]) == len(report["cpu_seconds"]) == 2
         assert report["steps_per_second"] == 2 / bench.median(report["wall_seconds"]) > 0  # 2 steps a loop
         assert report["first_loop_seconds"] > 0

@@ -82,10 +82,12 @@ def test_tensorflow_kernel_sets_are_refused_on_other_backends(monkeypatch, name)
             choice()
 
 
-def test_auto_is_reference_off_tensorflow_whatever_the_devices(monkeypatch):
-    monkeypatch.setattr(keras.backend, "backend", lambda: "torch")
-    assert kernels.choose("auto") == "reference"
-    assert kernels.choose("auto", devices("CPU")) == "reference"
+@pytest.mark.parametrize("backend, chosen", [("jax", "reference"), ("torch", "eager")])
+def test_auto_off_tensorflow_is_the_backends_set_whatever_the_devices(monkeypatch, backend, chosen):
+    monkeypatch.setattr(keras.backend, "backend", lambda: backend)
+    assert kernels.choose("auto") == chosen
+    assert kernels.choose("auto", devices("CPU")) == chosen
+    assert kernels.choose("auto", devices("CPU"), deterministic=True) == "reference"
 
 
 @pytest.mark.parametrize("make", [

@@ -83,9 +83,11 @@ def check_backend(kernels):
 def choose(kernels, logical_devices=None, deterministic=False):
     """`kernels`, with "auto" decided once: on the TensorFlow backend "cpu" when
     `logical_devices` (default: `tf.config.list_logical_devices()`) are all CPUs, else
-    "reference" (on GPUs and TPUs XLA fuses the same chains itself); "reference" on any other
-    backend (without importing TensorFlow) and whenever `deterministic` (bit-identical runs),
-    which refuses the other sets. Logs the choice."""
+    "reference" (on GPUs and TPUs XLA fuses the same chains itself); "eager" on PyTorch, which
+    runs the model op by op, so fewer, larger matmuls save calls (faster than "reference" there:
+    docs/benchmarks.md); "reference" on JAX, whose jitted step XLA fuses itself (both without
+    importing TensorFlow), and whenever `deterministic` (bit-identical runs), which refuses the
+    other sets. Logs the choice."""
     if deterministic and kernels not in ("auto",) + DETERMINISTIC_KERNEL_SETS:
         raise ValueError(f"kernels {kernels!r} are not bit-identical from run to run; deterministic runs "
                          f"take {' or '.join(map(repr, DETERMINISTIC_KERNEL_SETS))} (or 'auto', which picks it)")
@@ -94,8 +96,10 @@ def choose(kernels, logical_devices=None, deterministic=False):
         return kernels
     if deterministic:
         chosen, why = DETERMINISTIC_KERNEL_SETS[0], "the one bit-identical from run to run"
+    elif _keras_backend() == "torch":
+        chosen, why = "eager", "Keras runs on 'torch', op by op: fewer, larger matmuls"
     elif _keras_backend() != "tensorflow":
-        chosen, why = DEFAULT_KERNEL_SET, f"the other sets are TensorFlow's; Keras runs on {_keras_backend()!r}"
+        chosen, why = DEFAULT_KERNEL_SET, f"XLA fuses the plain math itself; Keras runs on {_keras_backend()!r}"
     elif all(device.device_type == "CPU" for device in logical_devices or _tensorflow_devices()):
         chosen, why = "cpu", "all devices are CPUs"
     else:
