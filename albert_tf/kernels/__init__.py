@@ -94,12 +94,13 @@ def choose(kernels, logical_devices=None, deterministic=False):
     if kernels != "auto":
         check_backend(kernels)
         return kernels
+    backend = _keras_backend()
     if deterministic:
         chosen, why = DETERMINISTIC_KERNEL_SETS[0], "the one bit-identical from run to run"
-    elif _keras_backend() == "torch":
+    elif backend == "torch":
         chosen, why = "eager", "Keras runs on 'torch', op by op: fewer, larger matmuls"
-    elif _keras_backend() != "tensorflow":
-        chosen, why = DEFAULT_KERNEL_SET, f"XLA fuses the plain math itself; Keras runs on {_keras_backend()!r}"
+    elif backend != "tensorflow":
+        chosen, why = DEFAULT_KERNEL_SET, f"XLA fuses the plain math itself; Keras runs on {backend!r}"
     elif all(device.device_type == "CPU" for device in logical_devices or _tensorflow_devices()):
         chosen, why = "cpu", "all devices are CPUs"
     else:
