@@ -6,13 +6,18 @@ reads one batch from a throwaway iterator (to build the model), whose prefetchin
 varying number of passes' seeds. The order of the batches trained on then depends on how far
 that iterator read (further on a resumed run, which skips the batches already used), so a
 resumed run did not continue with the batches an uninterrupted one trained on. Here pass `n` is
-shuffled with a seed made from `seed` and `n` alone: every iterator yields the same batches.
+shuffled with a seed made from `seed` and `n` alone: every iterator yields the same batches,
+whatever global seed `tf.random.set_seed` (or `keras.utils.set_random_seed`) was given.
 """
 
 import tensorflow as tf
 
 # Passes per seed before two seeds' pass seeds could meet (seed * PASSES + pass).
 PASSES = 2**20
+# The graph-level seed each pass's shuffle is drawn with: TensorFlow's own default (the orders are
+# those of an unset global seed), set in the pass's graph so that the global seed plays no part. Left
+# to it, a global seed of 0 made TensorFlow compare the tensor pass seed with 0 in Python (an error).
+GRAPH_SEED = 87654321
 
 
 def shuffled_repeats(dataset, buffer_size, seed=None):
@@ -20,6 +25,9 @@ def shuffled_repeats(dataset, buffer_size, seed=None):
     and the pass number (with `seed=None`, an order of its own each time it is iterated)."""
     if seed is None:
         return dataset.shuffle(buffer_size, reshuffle_each_iteration=True).repeat()
-    return tf.data.Dataset.counter().flat_map(
-        lambda number: dataset.shuffle(buffer_size, seed=seed * PASSES + number % PASSES,
-                                       reshuffle_each_iteration=False))
+
+    def one_pass(number):
+        tf.random.set_seed(GRAPH_SEED)  # traced in its own graph: sets that graph's seed only
+        return dataset.shuffle(buffer_size, seed=seed * PASSES + number % PASSES, reshuffle_each_iteration=False)
+
+    return tf.data.Dataset.counter().flat_map(one_pass)
