@@ -165,6 +165,16 @@ def test_seeds_write_mean_std_and_best_over_the_runs(tmp_path):
     assert {name: evaluated[name] for name in winner} == pytest.approx(winner, abs=1e-6)
 
 
+
+def test_seed_0_with_deterministic_trains(tmp_path):
+    # --deterministic sets the global seed to --seed; 0 once made building the training order fail.
+    data_dir = head_of_shipped(str(tmp_path / "glue"), "MRPC", rows_per_split=8, splits=("train", "dev"))
+    result = run_classifier("--task_name=MRPC", f"--data_dir={data_dir}", f"--output_dir={tmp_path / 'out'}",
+                            "--do_train", "--deterministic", "--seed=0", "--train_step=2",
+                            "--save_checkpoints_steps=2", *TINY_RUN)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert [record["step"] for record in read_json(tmp_path / "out", "eval_history.json")] == [2]
+
 # google-research/albert run_glue.sh: run_task <task> <warmup> <lr> <steps> <save every> <batch>, all
 # with --max_seq_length=512 --optimizer=adamw.
 RUN_GLUE_SH = {
