@@ -2,10 +2,10 @@
 
 The layers compute through a small set of operations (`dense`, `project_heads`,
 `attention_probabilities` and `attend`, `add_and_norm`, `last_block_rows`, within a
-`forward_pass`). This class is their definition, in `keras.ops` (every Keras backend), and what a reader checks against the paper; the
-layers compute with it unless given another. Another kernel set in `albert_tf.kernels` may
-subclass it to compute the same math faster on one kind of hardware; the model picks one by its
-`kernels` argument and hands it to its layers.
+`forward_pass`). This class is their definition, in `keras.ops` (every Keras backend), and what a
+reader checks against the paper; the layers compute with it unless given another. Another kernel
+set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
+hardware; the model picks one by its `kernels` argument and hands it to its layers.
 """
 
 import contextlib
