@@ -152,6 +152,12 @@ def gradients(model, inputs, labels):
             return pretraining_loss(outputs, labels)
 
         loss, grads = jax.value_and_grad(loss_of)([variable.value for variable in trainable])
+    elif keras.backend.backend() == "tensorflow":
+        import tensorflow as tf  # pylint: disable=g-import-not-at-top (only on its own backend)
+
+        with tf.GradientTape() as tape:
+            loss = pretraining_loss(model(inputs, training=True), labels)
+        grads = tape.gradient(loss, [variable.value for variable in trainable])
     else:
         for variable in trainable:
             variable.value.grad = None
@@ -173,6 +179,7 @@ def check_huggingface_case(case):
     models = {"": AlbertPretrainingModel(config)}
     if case.get("recompute"):
         models["recompute "] = AlbertPretrainingModel(backbone=AlbertModel(config, recompute=True, name="albert"))
+    models["eager kernels "] = AlbertPretrainingModel(config, kernels="eager")  # what "auto" picks on PyTorch
     for label, model in models.items():
         load(model, case["weights"])
         outputs = model(inputs, training=False)

@@ -6,7 +6,8 @@ anything is imported) builds, calls, saves and reloads every model kind, checks 
 backends before it saved (TensorFlow's, then JAX's for PyTorch; this process checks JAX's and
 PyTorch's on TensorFlow afterwards), and equals HF on outputs and training gradients for groups
 with inner groups and E != H (read by the HF safetensors reader, and with recomputation) and for
-sharing "none" (HF's one group per layer, through a `.weights.h5` file), and reads a keras-hub
+sharing "none" (HF's one group per layer, through a `.weights.h5` file), each also with the
+"eager" kernel set, and reads a keras-hub
 preset written on TensorFlow. Run with `pytest -s` to
 see the measured differences.
 """

@@ -1,14 +1,17 @@
 """The "eager" kernel set computes the reference's values and gradients (also recomputed), on
-PyTorch and JAX (in a subprocess each, TensorFlow unimportable; on TensorFlow
-`test_kernel_sets.py` checks its outputs)."""
+each backend (in a subprocess each; on JAX and PyTorch with TensorFlow unimportable): its fused
+attention, its last-block rows read from the full block in inference, and attention dropout kept
+in training."""
 
 import pytest
 
 from backend_process import run_on_backend
 
 CHECK = """
+import keras
 import numpy as np
 from albert_tf import AlbertModel, AlbertPretrainingModel
+from albert_tf.kernels import get
 from albert_tf.models import rebuilt
 from backend_run import flat_outputs, gradients, kind_inputs, small_config
 
@@ -17,14 +20,26 @@ reference = AlbertPretrainingModel(config)
 eager = rebuilt(reference, kernels="eager")
 assert eager.kernels == "eager" and eager.kernel_set.name == "eager"
 inputs = kind_inputs("pretraining", config.vocab_size)
+
+# Inference: every block once (the rows of the last come from it), where the reference runs the
+# last block a second time at [CLS] and the masked positions.
+attended = {}
+for model in (reference, eager):
+    kernel_set, attend = model.kernel_set, type(model.kernel_set).attend
+    kernel_set.attend = lambda *args, kernel_set=kernel_set, attend=attend: (
+        attended.__setitem__(kernel_set.name, attended.get(kernel_set.name, 0) + 1) or attend(kernel_set, *args))
 want, got = (flat_outputs(model(inputs, training=False)) for model in (reference, eager))
+blocks = config.num_hidden_layers * config.inner_group_num
+assert attended == {"reference": blocks + 1, "eager": blocks}, attended
 for name in want:
     np.testing.assert_allclose(got[name], want[name], atol=1e-5, rtol=0, err_msg=name)
+
+# Training (dropout 0: the fused attention), and through `keras.remat`, whose boundaries a join
+# must not cross (JAX refuses it).
 rng = np.random.default_rng(0)
 labels = {"masked_lm_ids": rng.integers(0, config.vocab_size, (2, 3)).astype("int32"),
           "masked_lm_weights": np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]], "float32"),
           "next_sentence_labels": np.array([0, 1], "int32")}
-# And through `keras.remat`, whose boundaries a join must not cross (JAX refuses it).
 recomputed = AlbertPretrainingModel(config, backbone=AlbertModel(config, kernels="eager", recompute=True))
 recomputed.set_weights(reference.get_weights())
 want_loss, want_grads = gradients(reference, inputs, labels)
@@ -35,10 +50,25 @@ for model in (eager, recomputed):
     for name, gradient in grads.items():
         scale = max(np.max(np.abs(want_grads[name])), 1e-6)
         assert np.max(np.abs(gradient - want_grads[name])) <= 1e-5 * scale + 1e-8, name
+
+# Attention dropout in training: the reference's, mask for mask (the same seed); off, the fused op.
+rng = np.random.default_rng(1)
+query, key, value = (rng.normal(size=(2, 2, 5, 4)).astype("float32") for _ in range(3))
+bias = np.zeros((2, 1, 1, 5), "float32")
+bias[1, ..., 3:] = -10000.0
+results = {}
+for name in ("reference", "eager"):
+    dropout = keras.layers.Dropout(0.5, seed=7)
+    results[name] = [keras.ops.convert_to_numpy(get(name).attend(query, key, value, bias, 0.5, dropout, training))
+                     for training in (True, False)]
+np.testing.assert_array_equal(results["eager"][0], results["reference"][0])
+np.testing.assert_allclose(results["eager"][1], results["reference"][1], atol=1e-6, rtol=0)
+assert np.max(np.abs(results["eager"][0] - results["eager"][1])) > 0.1  # the dropout was applied
 print(len(grads))
 """
 
 
-@pytest.mark.parametrize("backend", ["torch", "jax"])
+@pytest.mark.parametrize("backend", ["torch", "jax", "tensorflow"])
 def test_eager_set_equals_the_reference_in_outputs_and_gradients(backend):
-    assert int(run_on_backend(backend, CHECK).split()[-1]) > 20  # every trainable weight compared
+    output = run_on_backend(backend, CHECK, tensorflow=backend == "tensorflow")
+    assert int(output.split()[-1]) > 20  # every trainable weight compared

@@ -9,8 +9,9 @@ through (see `albert_tf.layers.reference_kernels`, the plain math every set comp
   matmuls, for graphs that take no gradient on oneDNN CPUs.
 - "cpu_serving": "cpu_inference"'s forms in plain TensorFlow ops (no XLA), the same on every
   machine: for SavedModel exports (`--export_kernels`).
-- "eager": the reference math in fewer, larger matmuls (Q/K/V as one), in `keras.ops`, for a
-  backend that runs the model op by op (Keras on PyTorch).
+- "eager": the reference math in fewer, larger calls (Q/K/V as one matmul, the backend's fused
+  attention where dropout is off, the last block's rows read from the full block in inference),
+  in `keras.ops`, for a backend that runs the model op by op (Keras on PyTorch).
 
 A model takes one by name (`kernels=`, at construction and at load), builds it once and hands it
 to its layers (a layer built alone takes "reference"); the name is not part of the model's config

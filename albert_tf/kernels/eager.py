@@ -1,11 +1,20 @@
-"""The "eager" kernel set: the reference math in fewer, larger matmuls, for a backend that runs
-the model op by op (Keras on PyTorch, which does not compile it).
+"""The "eager" kernel set: the reference math in fewer, larger calls, for a backend that runs the
+model op by op (Keras on PyTorch, which does not compile it). Each call is its own dispatch, and
+on two threads each waits for both; on a loaded machine that wait, not the arithmetic, sets the
+time (docs/benchmarks.md, "PyTorch, op by op").
 
 - Query, key and value are one matmul against their kernels side by side, and one per weight
-  gradient. Eagerly each matmul is its own call, and on two threads each call waits for both; on
-  a loaded machine that wait, not the arithmetic, sets the time (docs/benchmarks.md, "PyTorch, op
-  by op"). The kernels are joined at every call (a copy of 3 H x H floats): a join kept for the
+  gradient. The kernels are joined at every call (a copy of 3 H x H floats): a join kept for the
   whole pass would cross `keras.remat`'s boundaries, which JAX refuses.
+- Attention is the backend's fused `dot_product_attention` (PyTorch's
+  `scaled_dot_product_attention`), the same softmax(QK^T * scale + bias) V in one call, where
+  dropout on the probabilities is inactive (inference, or a rate of 0): the fused op cannot take
+  Keras' dropout, so training with it takes the reference's path. Under mixed precision the fused
+  softmax runs in the compute dtype, the reference's in float32.
+- The last block's rows (`last_block_rows`) come from the full last block in inference: op by op
+  nothing is pruned, the full block is computed anyway, so running it again at the rows is waste.
+  Training runs them again: that block's forward and backward (keys and values over every row,
+  the rest at the R rows) cost less than the full block's backward while R is a small part of T.
 
 In `keras.ops` like the reference, so it runs on every backend.
 """
@@ -14,6 +23,10 @@ from keras import ops
 
 from albert_tf.layers.attention_heads import split_heads
 from albert_tf.layers.reference_kernels import ReferenceKernels
+from albert_tf.layers.rows import gather_rows
+
+# [B, N, T, d] (ours) <-> [B, T, N, d] (`ops.dot_product_attention`'s): its own inverse.
+_HEADS_AXIS_SWAP = (0, 2, 1, 3)
 
 
 class EagerKernels(ReferenceKernels):
@@ -26,3 +39,13 @@ class EagerKernels(ReferenceKernels):
         if layers[0].bias is not None:
             projected = projected + ops.cast(ops.concatenate([layer.bias for layer in layers], axis=-1), dtype)
         return [split_heads(part, num_heads) for part in ops.split(projected, len(layers), axis=-1)]
+
+    def attend(self, query, key, value, bias, scale, dropout, training):
+        if training and dropout.rate > 0:
+            return super().attend(query, key, value, bias, scale, dropout, training)
+        query, key, value = (ops.transpose(heads, _HEADS_AXIS_SWAP) for heads in (query, key, value))
+        context = ops.dot_product_attention(query, key, value, bias=ops.cast(bias, query.dtype), scale=scale)
+        return ops.transpose(context, _HEADS_AXIS_SWAP)
+
+    def last_block_rows(self, last_output, positions, run_again, training):
+        return run_again() if training else gather_rows(last_output, positions)

@@ -3,7 +3,6 @@
 import math
 
 import keras
-from keras import ops
 
 from albert_tf.layers.attention_heads import merge_heads
 from albert_tf.layers.initializers import truncated_normal
@@ -106,9 +105,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
         scale = 1.0 / math.sqrt(self.hidden_size // heads)
 
         def dense_attention():
-            probabilities = self.kernels.attention_probabilities(query, key, bias, scale)
-            probabilities = self.attention_dropout(probabilities, training=training)
-            return ops.matmul(probabilities, value)
+            return self.kernels.attend(query, key, value, bias, scale, self.attention_dropout, training)
 
         if self.block_sparse is None:
             context = merge_heads(dense_attention())

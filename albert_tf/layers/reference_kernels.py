@@ -1,11 +1,11 @@
 """The kernel interface, implemented as ALBERT's plain math: the model's reference path.
 
 The layers compute through a small set of operations (`dense`, `project_heads`,
-`attention_probabilities`, `add_and_norm`, within a `forward_pass`). This class is their
-definition, in `keras.ops` (every Keras backend), and what a reader checks against the paper; the
-layers compute with it unless given another. Another kernel set in `albert_tf.kernels` may
-subclass it to compute the same math faster on one kind of hardware; the model picks one by its
-`kernels` argument and hands it to its layers.
+`attention_probabilities` and `attend`, `add_and_norm`, `last_block_rows`, within a
+`forward_pass`). This class is their definition, in `keras.ops` (every Keras backend), and what a
+reader checks against the paper; the layers compute with it unless given another. Another kernel
+set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
+hardware; the model picks one by its `kernels` argument and hands it to its layers.
 """
 
 import contextlib
@@ -42,6 +42,18 @@ class ReferenceKernels:
         scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
         probabilities = ops.softmax(ops.cast(scores, "float32") * scale + bias, axis=-1)
         return ops.cast(probabilities, query.dtype)
+
+    def attend(self, query, key, value, bias, scale, dropout, training):
+        """Each query's average of `value` [B, N, T, d] weighted by its attention probabilities,
+        those after `dropout` (a Keras `Dropout`): [B, N, Q, d]."""
+        probabilities = dropout(self.attention_probabilities(query, key, bias, scale), training=training)
+        return ops.matmul(probabilities, value)
+
+    def last_block_rows(self, last_output, positions, run_again, training):
+        """The encoder's last block at `positions` [B, R]: `run_again()`, the block run again with
+        queries at those rows alone, not rows of `last_output` [B, T, H] (the full last block), so
+        that a graph reading only them (a training step, a classifier) prunes the full block."""
+        return run_again()
 
     def add_and_norm(self, norm, residual, output):
         """`norm(residual + output)`, the post-LN residual connection, in float32 (the residual

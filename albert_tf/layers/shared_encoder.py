@@ -36,6 +36,8 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     (a pretraining step reads [CLS] and the masked positions, a classifier [CLS]) leaves the full
     last block unused, and TensorFlow prunes it. (Block-sparse attention computes every row, so
     there the rows are gathered from the full last attention sub-layer; only its FFN is saved.)
+    A kernel set for a backend that prunes nothing may read them from the full block instead
+    (`last_block_rows`).
 
     `attention_type`, `block_size`, `num_random_blocks`: as in `AlbertConfig`, passed to every
     attention sub-layer. `recompute=True` keeps only each block's input for the backward pass
@@ -181,12 +183,19 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
                 block_input = hidden_states
                 hidden_states = self._run_block(attention, ffn, hidden_states, bias, training)
                 outputs.append(hidden_states)
-            if self.attention_type == "block_sparse":
-                attended = gather_rows(attention(block_input, bias, training=training), output_positions)
-            else:
-                rows = gather_rows(block_input, output_positions)
-                attended = attention(block_input, bias, training=training, query_states=rows)
-            return outputs, ffn(attended, training=training)
+            return outputs, self.kernels.last_block_rows(
+                outputs[-1], output_positions,
+                lambda: self._block_at_rows(attention, ffn, block_input, bias, output_positions, training), training,
+            )
+
+    def _block_at_rows(self, attention, ffn, block_input, bias, positions, training):
+        """The block on `block_input` at `positions` only: queries and FFN at those rows."""
+        if self.attention_type == "block_sparse":
+            attended = gather_rows(attention(block_input, bias, training=training), positions)
+        else:
+            rows = gather_rows(block_input, positions)
+            attended = attention(block_input, bias, training=training, query_states=rows)
+        return ffn(attended, training=training)
 
     def _run_block(self, attention, ffn, hidden_states, bias, training):
         def block(block_input):
