@@ -20,6 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._common import cpu_model, interleaved_medians, load_average, median  # noqa: E402
+from albert_tf.kernels import KERNELS_FLAG_VALUES, choose  # noqa: E402
 from bench.albert_workload import BASE_CONFIG, LEARNING_RATE, WEIGHT_DECAY, make_inputs, model_flops  # noqa: E402
 
 SYSTEMS = ("ours", "keras_hub")
@@ -35,7 +36,8 @@ def add_workload_flags(parser):
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--masked", type=int, default=20, help="masked positions per sequence")
     parser.add_argument("--steps", type=int, default=5, help="timed rounds (each runs every case once)")
-    parser.add_argument("--kernels", default="reference", help="our model's kernel set")
+    parser.add_argument("--kernels", default="reference", choices=KERNELS_FLAG_VALUES,
+                        help="our model's kernel set; auto: what the commands' --kernels=auto picks on this backend")
 
 
 def comma_list(parser, flag, value, allowed):
@@ -199,13 +201,14 @@ def main(argv=None):
     train_batch = make_inputs(args.train_batch, args.seq, args.masked, cfg["vocab_size"])
     infer_batch = make_inputs(args.infer_batch, args.seq, args.masked, cfg["vocab_size"], seed=1)
     device = device_name()
-    print(f"device: {device}; keras {keras.__version__} ({keras.backend.backend()}); "
+    kernels = choose(args.kernels)
+    print(f"device: {device}; keras {keras.__version__} ({keras.backend.backend()}); kernels: {kernels}; "
           f"cpu: {cpu_model()} x{os.cpu_count()}; load {load_average()}", flush=True)
 
     cases = {}
     for system in available_systems(args.systems):
         print(f"building {system} ...", file=sys.stderr, flush=True)
-        models = ours_models(cfg, args.kernels) if system == "ours" else keras_hub_models(cfg)
+        models = ours_models(cfg, kernels) if system == "ours" else keras_hub_models(cfg)
         for kind, run in cases_for(*models, train_batch, infer_batch).items():
             cases[(system, kind)] = run
     print(f"timing {len(cases)} cases, {args.steps} round(s) after one untimed (compiling) call ...",
@@ -225,7 +228,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"backend": keras.backend.backend(), "device": device, "cpu": cpu_model(),
-                       "load_average": load_average(), "config": args.config, "steps": args.steps,
+                       "load_average": load_average(), "kernels": kernels, "config": args.config, "steps": args.steps,
                        "masked": args.masked, "rows": rows}, f, indent=1)
     return rows
 
