@@ -204,3 +204,12 @@ def test_squad_windows_pack_alike_in_python_and_in_graph():
         windowing.check_room(9)
     with pytest.raises(ValueError, match="positive integer doc_stride"):
         SquadWindowing(max_seq_length=12, doc_stride=0, max_query_length=4)
+
+
+def test_the_packing_rules_load_without_tensorflow():
+    # The data builder's worker processes import the Python tokenizer, and with it the packing rules.
+    script = ("import sys\nimport albert_tf.text.tokenization, albert_tf.preprocessors.packing\n"
+              "print(sorted(name for name in ('tensorflow', 'keras') if name in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "[]"
