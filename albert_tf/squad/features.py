@@ -1,13 +1,14 @@
 """SQuAD examples -> fixed-length windows (`[CLS] question [SEP] paragraph-window [SEP]`), as TFRecords.
 
 As the original builds them, by the rules the export's graph follows too (`SquadWindowing`): the
-question keeps its first `max_query_length` pieces; the paragraph is cut into windows of at most `max_seq_length - len(question) - 3` pieces that start
-`doc_stride` pieces apart; each piece is scored in the window where it has the most context
-("max context", used when reading answers back); a training answer becomes the first and last
-piece of its span, and a window that does not hold the whole answer (or a v2.0 unanswerable
-question) points at [CLS] (position 0) and counts as impossible. `p_mask` is 1 where no answer
-may start or end (question, [SEP], padding). A paragraph whose pieces cannot be aligned to its
-characters drops its questions, and the count of dropped questions is reported.
+question keeps its first `max_query_length` pieces; the paragraph is cut into windows of at most
+`max_seq_length - len(question) - 3` pieces that start `doc_stride` pieces apart; each piece is
+scored in the window where it has the most context ("max context", used when reading answers
+back); a training answer becomes the first and last piece of its span, and a window that does not
+hold the whole answer (or a v2.0 unanswerable question) points at [CLS] (position 0) and counts as
+impossible. `p_mask` is 1 where no answer may start or end (question, [SEP], padding). A paragraph
+whose pieces cannot be aligned to its characters drops its questions, and the count of dropped
+questions is reported.
 """
 
 import dataclasses
