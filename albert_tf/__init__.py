@@ -5,7 +5,7 @@ the data builder's worker processes) do not pay for importing TensorFlow. Import
 changes no environment variable (the scripts' `albert_cli.cli.prefer_onednn` does, see there).
 """
 
-import importlib
+from albert_tf.lazy_names import lazy_names
 
 _EXPORTS = {
     "AlbertConfig": "albert_tf.config",
@@ -16,14 +16,4 @@ _EXPORTS = {
     "AlbertQuestionAnswering": "albert_tf.models",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__():
-    return __all__
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -9,8 +9,9 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.models import AlbertMultipleChoice
+from albert_tf.preprocessors.option_text import question_with_options
 from albert_tf.race import features
-from albert_tf.race.examples import question_with_option, read_race_examples
+from albert_tf.race.examples import read_race_examples
 from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import write_race
 import script_process
@@ -31,6 +32,11 @@ def test_reads_both_layouts_the_same(tmp_path):
     assert files[1].qa_texts[2] == "Tom rides to school with his sister ."  # the option fills the blank
     assert files[0].qa_texts[1] == "What colour is Tom's bike? Red"  # else it follows the question
     assert len(read_race_examples(str(tmp_path / "a"), "test", levels=("high",))) == 2
+
+
+def question_with_option(question, option):
+    """`question_with_options` on one question and one option."""
+    return question_with_options(tf.constant([question]), tf.constant([[option]])).numpy()[0].decode()
 
 
 def test_question_with_option():

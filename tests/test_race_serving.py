@@ -13,9 +13,10 @@ import tensorflow as tf
 
 from albert_tf.config import AlbertConfig
 from albert_tf.models.multiple_choice_model import AlbertMultipleChoice
-from albert_tf.race.examples import RaceExample, question_with_option
+from albert_tf.preprocessors.option_text import question_with_options
+from albert_tf.race.examples import RaceExample
 from albert_tf.race.features import choice_rows
-from albert_tf.serving.race_export import export_race, question_with_options
+from albert_tf.serving.race_export import export_race
 from albert_tf.text.tokenization import AlbertTokenizer
 from race_test_data import PASSAGES
 from squad_test_data import SPM_MODEL, TINY_CONFIG
@@ -40,6 +41,11 @@ print(json.dumps({"logits": out["logits"].numpy().tolist(), "probabilities": out
                   "empty": {name: value.shape.as_list() for name, value in empty.items()},
                   "albert_tf_loaded": "albert_tf" in sys.modules}))
 """
+
+
+def question_with_option(question, option):
+    """The original's second segment (`RaceProcessor`): the reference of the graph rule."""
+    return question.replace("_", option) if "_" in question else " ".join([question, option])
 
 
 def _questions():

@@ -141,7 +141,7 @@ def test_cpu_serving_exports_serve_the_reference_predictions_in_a_fresh_process(
     assert result["weight_forms"] == 6
     np.testing.assert_allclose(result["ids_logits"], classifier(ids)["logits"], atol=1e-5)
     text_ids = ClassifierServingModule(classifier, task.text_feature_names, task.labels, SPM_MODEL)
-    packed = text_ids.packer([text_ids.tokenizer(tf.constant(text))])
+    packed = text_ids.preprocessor(tf.constant(text))
     np.testing.assert_allclose(result["text_logits"], classifier(packed)["logits"], atol=1e-5)
     expected = classifier.albert(ids)
     assert sorted(result["encoder"]) == ["default", "pooled_output", "sequence_output"]

@@ -15,6 +15,7 @@ from albert_tf.choices import PADDING_MODES
 from albert_tf.training.feature_cache import check_feature_file, read_sidecar
 from albert_tf.training.token_features import backbone_inputs
 from albert_tf.io_utils import atomic_open, atomic_output
+from albert_tf.preprocessors.packing import packed_ids, special_tokens
 from albert_tf.progress import Progress
 from albert_tf.training.training_order import shuffled_repeats
 from albert_tf.text.tokenization import truncate_seq_pair
@@ -25,19 +26,15 @@ BUCKET_WIDTH = 16
 
 
 def example_ids(example, tokenizer, max_seq_length):
-    """(input_ids, segment_ids) of one example, exactly as the original's feature builder."""
+    """(input_ids, segment_ids) of one example, exactly as the original's feature builder (by the
+    rules `ClassifierPreprocessor` applies in graph: `albert_tf.preprocessors.packing`)."""
     tokens_a = tokenizer.encode(example.text_a)
     tokens_b = tokenizer.encode(example.text_b) if example.text_b is not None else None
     if tokens_b is not None:
-        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
+        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - special_tokens(2))
     else:
-        tokens_a = tokens_a[: max_seq_length - 2]
-    input_ids = [tokenizer.cls_id] + tokens_a + [tokenizer.sep_id]
-    segment_ids = [0] * len(input_ids)
-    if tokens_b is not None:
-        input_ids += tokens_b + [tokenizer.sep_id]
-        segment_ids += [1] * (len(tokens_b) + 1)
-    return input_ids, segment_ids
+        tokens_a = tokens_a[: max_seq_length - special_tokens(1)]
+    return packed_ids(tokens_a, tokens_b, tokenizer.cls_id, tokenizer.sep_id)
 
 
 def label_value(task, label):

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from albert_tf.json_fields import json_field, json_object, json_strings, json_type, read_utf8
 from albert_tf.json_text import parse_json
+from albert_tf.preprocessors.option_text import question_with_options
 
 LEVELS = ("middle", "high")
 NUM_CHOICES = 4
@@ -27,11 +28,6 @@ class RaceExample:
     qa_texts: tuple
     label: int
     level: str
-
-
-def question_with_option(question, option):
-    """The original's second segment: the option fills a "_" blank, else follows the question."""
-    return question.replace("_", option) if "_" in question else " ".join([question, option])
 
 
 def _passages(level_dir):
@@ -66,6 +62,19 @@ def _parse(text, where):
     return passage
 
 
+def _questions(where, passage):
+    """(example id, question, its options, answer) of each question of a passage, checked."""
+    questions, options, answers = passage["questions"], passage["options"], passage["answers"]
+    if not len(questions) == len(options) == len(answers):
+        raise ValueError(f"{where}: {len(questions)} questions, {len(options)} option lists and "
+                         f"{len(answers)} answers (expected as many of each)")
+    for index, (question, choices, answer) in enumerate(zip(questions, options, answers)):
+        if len(choices) != NUM_CHOICES or answer not in "ABCD" or len(answer) != 1:
+            raise ValueError(f"{where}: question {index} needs 4 options and an answer in A-D, got "
+                             f"{len(choices)} options and answer {answer!r}")
+        yield f"{passage.get('id', os.path.basename(where))}-{index}", question, choices, answer
+
+
 def read_race_examples(data_dir, split, levels=LEVELS):
     """Every question of `split` at `levels`; raises FileNotFoundError when a level has no files."""
     examples = []
@@ -74,20 +83,19 @@ def read_race_examples(data_dir, split, levels=LEVELS):
         passages = list(_passages(level_dir)) if tf.io.gfile.isdir(level_dir) else []
         if not passages:
             raise FileNotFoundError(f"{level_dir}: no RACE passages (expected all.txt or one JSON .txt per passage)")
-        for where, passage in passages:
-            questions, options, answers = passage["questions"], passage["options"], passage["answers"]
-            if not len(questions) == len(options) == len(answers):
-                raise ValueError(f"{where}: {len(questions)} questions, {len(options)} option lists and "
-                                 f"{len(answers)} answers (expected as many of each)")
-            for index, (question, choices, answer) in enumerate(zip(questions, options, answers)):
-                if len(choices) != NUM_CHOICES or answer not in "ABCD" or len(answer) != 1:
-                    raise ValueError(f"{where}: question {index} needs 4 options and an answer in A-D, got "
-                                     f"{len(choices)} options and answer {answer!r}")
-                examples.append(RaceExample(
-                    example_id=f"{passage.get('id', os.path.basename(where))}-{index}",
-                    article=passage["article"],
-                    qa_texts=tuple(question_with_option(question, option) for option in choices),
-                    label=ord(answer) - ord("A"),
-                    level=level,
-                ))
+        rows = [(passage["article"], *question) for where, passage in passages
+                for question in _questions(where, passage)]
+        # The level's question + option texts in one call of the rule the exports use too.
+        qa_texts = question_with_options(
+            tf.constant([question for _, _, question, _, _ in rows], tf.string),
+            tf.constant([choices for _, _, _, choices, _ in rows], tf.string, shape=[len(rows), NUM_CHOICES]))
+        qa_texts = [text.decode("utf-8") for text in qa_texts.numpy()]
+        for index, (article, example_id, _, _, answer) in enumerate(rows):
+            examples.append(RaceExample(
+                example_id=example_id,
+                article=article,
+                qa_texts=tuple(qa_texts[index * NUM_CHOICES:(index + 1) * NUM_CHOICES]),
+                label=ord(answer) - ord("A"),
+                level=level,
+            ))
     return examples

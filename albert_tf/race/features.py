@@ -12,20 +12,21 @@ import tensorflow as tf
 
 from albert_tf.training.feature_cache import check_feature_file, read_sidecar
 from albert_tf.io_utils import atomic_open, atomic_output
+from albert_tf.preprocessors.packing import choice_kept_lengths, packed_ids
 from albert_tf.progress import Progress
 from albert_tf.training.training_order import shuffled_repeats
 from albert_tf.race.examples import NUM_CHOICES
 
 
 def choice_rows(example, tokenizer, max_seq_length, max_qa_length):
-    """(input_ids, segment_ids) for each of the example's options, unpadded."""
+    """(input_ids, segment_ids) for each of the example's options, unpadded (by the rules
+    `MultipleChoicePreprocessor` applies in graph: `albert_tf.preprocessors.packing`)."""
     article = tokenizer.encode(example.article)
     rows = []
     for qa_text in example.qa_texts:
-        qa = tokenizer.encode(qa_text)[-max_qa_length:]
-        context = article[:max(0, max_seq_length - len(qa) - 3)]
-        input_ids = [tokenizer.cls_id] + context + [tokenizer.sep_id] + qa + [tokenizer.sep_id]
-        rows.append((input_ids, [0] * (len(context) + 2) + [1] * (len(qa) + 1)))
+        qa = tokenizer.encode(qa_text)
+        keep_context, keep_qa = choice_kept_lengths(len(article), len(qa), max_seq_length, max_qa_length)
+        rows.append(packed_ids(article[:keep_context], qa[len(qa) - keep_qa:], tokenizer.cls_id, tokenizer.sep_id))
     return rows
 
 

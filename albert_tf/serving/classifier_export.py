@@ -8,9 +8,10 @@ Signatures:
         shape -> the same outputs, for clients that tokenize themselves.
 A request holds at most `max_batch_size` rows, a string at most `max_string_bytes` bytes
 (`request_checks`); past them it is an InvalidArgument error.
-Text is normalised and tokenized in the graph (tensorflow-text), with the same ids as the Python
-tokenizer used for training; the SentencePiece model is an asset of the SavedModel. Each batch is
-padded to its longest row (capped at `max_seq_length`, longer text is truncated).
+Text goes through the task's `ClassifierPreprocessor` (tensorflow-text in the graph), the object a
+user calls on raw text for `fit` and `predict`, with the ids of the Python features used for
+training; the SentencePiece model is an asset of the SavedModel. Each batch is padded to its longest
+row (capped at `max_seq_length`, longer text is truncated).
 The kernel set the graph was traced with (`kernels`, one of `EXPORT_KERNEL_SETS`: plain
 TensorFlow ops only) is recorded as the string variable `export_kernels`.
 """
@@ -18,25 +19,22 @@ TensorFlow ops only) is recorded as the string variable `export_kernels`.
 import tensorflow as tf
 
 from albert_tf.choices import MAX_BATCH_SIZE, MAX_STRING_BYTES
+from albert_tf.preprocessors.classifier_preprocessor import ClassifierPreprocessor
 from albert_tf.serving.export_module import PORTABLE_DTYPE, ExportModule
 from albert_tf.serving.serving_tflite import SERVING_TFLITE_FILE, tflite_classifier
 from albert_tf.serving.versioned_dir import save_versioned
-from albert_tf.text.preprocessing import AlbertInputPacker, AlbertTextTokenizer
 
 
 class ClassifierServingModule(ExportModule):
-    """Wraps an `AlbertClassifier` with in-graph preprocessing and named outputs."""
+    """Wraps an `AlbertClassifier` with its `ClassifierPreprocessor` and named outputs."""
 
     def __init__(self, classifier, text_feature_names, label_names, spm_model_file, do_lower_case=True,
                  max_seq_length=512, kernels="reference", max_batch_size=MAX_BATCH_SIZE,
                  max_string_bytes=MAX_STRING_BYTES, dtype=PORTABLE_DTYPE):
         self.text_feature_names = tuple(text_feature_names)
         super().__init__(classifier, kernels, dtype, max_batch_size=max_batch_size, max_string_bytes=max_string_bytes)
-        self.tokenizer = AlbertTextTokenizer(spm_model_file, do_lower_case=do_lower_case)
-        self.packer = AlbertInputPacker(
-            None, cls_id=self.tokenizer.cls_id, sep_id=self.tokenizer.sep_id,
-            pad_id=self.tokenizer.pad_id, max_seq_length=max_seq_length,
-        )
+        self.preprocessor = ClassifierPreprocessor(spm_model_file, sequence_length=max_seq_length,
+                                                   do_lower_case=do_lower_case, padding="dynamic")
         self.label_names = None if label_names is None else tf.constant(list(label_names))
 
     def text_specs(self):
@@ -44,8 +42,8 @@ class ClassifierServingModule(ExportModule):
 
     def _serve_text(self, *texts):
         texts = self.checked_text(dict(zip(self.text_feature_names, texts)))
-        packed = self.packer([self.tokenizer(texts[name]) for name in self.text_feature_names])
-        return self.named_outputs(self.model_outputs(packed))
+        inputs = self.preprocessor(tuple(texts[name] for name in self.text_feature_names))
+        return self.named_outputs(self.model_outputs(inputs))
 
     def named_outputs(self, outputs):
         logits = outputs["logits"]

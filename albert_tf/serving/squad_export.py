@@ -31,8 +31,9 @@ import tensorflow_text as tf_text
 from albert_tf.choices import MAX_BATCH_SIZE, MAX_STRING_BYTES, MAX_WINDOWS
 from albert_tf.error_text import SettingError
 from albert_tf.models.albert_model import INPUT_NAMES
+from albert_tf.preprocessors.graph_packing import packed_rows
+from albert_tf.preprocessors.squad_windowing import SquadWindowing
 from albert_tf.serving.export_module import ExportModule
-from albert_tf.serving.packed_pair import packed_pair
 from albert_tf.serving.squad_windows import NO_SPAN, Windows, beam_pairs, top_pairs
 from albert_tf.serving.versioned_dir import save_versioned
 from albert_tf.text.preprocessing import AlbertTextTokenizer, _char_classes
@@ -49,10 +50,11 @@ class SquadServingModule(ExportModule):
                  max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=None,
                  max_batch_size=MAX_BATCH_SIZE, max_windows=MAX_WINDOWS,
                  max_string_bytes=MAX_STRING_BYTES, kernels="reference"):
-        if max_seq_length <= max_query_length + 3 or min(doc_stride, n_best_size, max_answer_length) < 1:
-            raise ValueError(f"a SQuAD export needs max_seq_length > max_query_length + 3 and positive doc_stride, "
-                             f"n_best_size and max_answer_length; got {max_seq_length}, {max_query_length}, "
-                             f"{doc_stride}, {n_best_size}, {max_answer_length}")
+        self.windowing = SquadWindowing(max_seq_length, doc_stride, max_query_length)
+        self.windowing.check_room(max_query_length)  # for the longest question
+        if min(n_best_size, max_answer_length) < 1:
+            raise ValueError(f"a SQuAD export needs positive n_best_size and max_answer_length; got {n_best_size}, "
+                             f"{max_answer_length}")
         if model.version_2_with_negative and null_score_diff_threshold is None:
             raise SettingError("a SQuAD 2.0 export needs {null_score_diff_threshold} (run_squad.py finds it on "
                                "the dev set)")
@@ -64,8 +66,6 @@ class SquadServingModule(ExportModule):
                                         tf.int64)
         self._whitespace = _char_classes()[0] + "+"
         self.max_seq_length = self.min_padding_length = max_seq_length  # the v2.0 beam's top-k needs positions
-        self.doc_stride = doc_stride
-        self.max_query_length = max_query_length
         self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
         self.null_score_diff_threshold = null_score_diff_threshold
@@ -103,10 +103,10 @@ class SquadServingModule(ExportModule):
     def _serve_text(self, question, context):
         texts = self.checked_text({"question": question, "context": context})
         question, context = texts["question"], texts["context"]
-        query = tf.cast(self.tokenizer(question)[:, :self.max_query_length], tf.int32)
+        query = tf.cast(self.tokenizer(question)[:, :self.windowing.max_query_length], tf.int32)
         ids, starts, ends = self._context_pieces(context)
         windows = Windows(tf.cast(query.row_lengths(), tf.int32), tf.cast(ids.row_lengths(), tf.int32),
-                          self.max_seq_length, self.doc_stride, self.max_windows)
+                          self.windowing, self.max_windows)
         positions = tf.ragged.range(windows.start, windows.start + windows.length)  # paragraph pieces [N, (M)]
         first_piece = tf.gather(tf.cast(ids.row_starts(), tf.int32), windows.question)
         doc = positions.with_flat_values(tf.gather(tf.cast(ids.flat_values, tf.int32), (
@@ -136,8 +136,8 @@ class SquadServingModule(ExportModule):
 
     def _window_inputs(self, query, doc):
         """`[CLS] question [SEP] window [SEP]` rows padded to max_seq_length, as the feature files hold them."""
-        word_ids, type_ids, p_mask = packed_pair(query, doc, self.tokenizer.cls_id, self.tokenizer.sep_id,
-                                                 (0, 0, 0, 1, 1), (0, 1, 1, 0, 1))
+        word_ids, type_ids, p_mask = packed_rows([query, doc], self.tokenizer.cls_id, self.tokenizer.sep_id,
+                                                 *self.windowing.part_values())
         shape = [None, self.max_seq_length]
         return {
             "input_word_ids": word_ids.to_tensor(self.tokenizer.pad_id, shape=shape),

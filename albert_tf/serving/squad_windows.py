@@ -1,7 +1,8 @@
 """SQuAD windows and answer search in graph ops: `squad.features` and `squad.postprocess`, batched.
 
 A paragraph of P pieces after a Q-piece question is read in windows of M = max_seq_length - Q - 3
-pieces starting `min(M, doc_stride)` apart, the last one ending at the paragraph's end
+pieces starting `min(M, doc_stride)` apart (the rules of `SquadWindowing`, which the feature files
+follow too), the last one ending at the paragraph's end
 (`features.doc_windows`). A piece may start an answer only in its max-context window
 (`features.max_context_window`, scored in float64 as Python does, first window on ties). The
 answer of a question is the best-scoring valid span over all its windows, ranked by the float64
@@ -15,11 +16,12 @@ NO_SPAN = -1e30
 
 
 class Windows:
-    """The windows of a batch of questions: flat [N] tensors over all windows of all questions."""
+    """The windows of a batch of questions by `windowing` (a `SquadWindowing`): flat [N] tensors over
+    all windows of all questions."""
 
-    def __init__(self, query_lengths, num_pieces, max_seq_length, doc_stride, max_windows=None):
-        self.budget = max_seq_length - query_lengths - 3  # [B]: M, pieces per window
-        stride = tf.minimum(self.budget, doc_stride)
+    def __init__(self, query_lengths, num_pieces, windowing, max_windows=None):
+        self.budget = windowing.doc_budget(query_lengths)  # [B]: M, pieces per window
+        stride = windowing.stride(self.budget, tf.minimum)
         per_question = tf.where(num_pieces > self.budget, (num_pieces - self.budget + stride - 1) // stride + 1, 1)
         if max_windows is not None:  # checked before any tensor sized by the windows is made
             check = tf.debugging.assert_less_equal(tf.reduce_sum(per_question), max_windows, summarize=3, message=(
@@ -32,7 +34,7 @@ class Windows:
         self.start = self.index * tf.gather(stride, self.question)
         self.length = tf.minimum(tf.gather(num_pieces, self.question) - self.start,
                                  tf.gather(self.budget, self.question))
-        self.doc_offset = tf.gather(query_lengths, self.question) + 2  # [CLS] question [SEP]
+        self.doc_offset = windowing.doc_offset(tf.gather(query_lengths, self.question))
 
     def by_question(self, values, default):
         """[N] -> [B, most windows], padded with `default`."""

@@ -1,13 +1,14 @@
 """SQuAD examples -> fixed-length windows (`[CLS] question [SEP] paragraph-window [SEP]`), as TFRecords.
 
-As the original builds them: the question keeps its first `max_query_length` pieces; the
-paragraph is cut into windows of at most `max_seq_length - len(question) - 3` pieces that start
-`doc_stride` pieces apart; each piece is scored in the window where it has the most context
-("max context", used when reading answers back); a training answer becomes the first and last
-piece of its span, and a window that does not hold the whole answer (or a v2.0 unanswerable
-question) points at [CLS] (position 0) and counts as impossible. `p_mask` is 1 where no answer
-may start or end (question, [SEP], padding). A paragraph whose pieces cannot be aligned to its
-characters drops its questions, and the count of dropped questions is reported.
+As the original builds them, by the rules the export's graph follows too (`SquadWindowing`): the
+question keeps its first `max_query_length` pieces; the paragraph is cut into windows of at most
+`max_seq_length - len(question) - 3` pieces that start `doc_stride` pieces apart; each piece is
+scored in the window where it has the most context ("max context", used when reading answers
+back); a training answer becomes the first and last piece of its span, and a window that does not
+hold the whole answer (or a v2.0 unanswerable question) points at [CLS] (position 0) and counts as
+impossible. `p_mask` is 1 where no answer may start or end (question, [SEP], padding). A paragraph
+whose pieces cannot be aligned to its characters drops its questions, and the count of dropped
+questions is reported.
 """
 
 import dataclasses
@@ -20,6 +21,7 @@ from absl import logging
 from albert_tf.training.feature_cache import check_feature_file, read_sidecar
 from albert_tf.training.token_features import backbone_inputs
 from albert_tf.io_utils import atomic_open, atomic_output
+from albert_tf.preprocessors.squad_windowing import SquadWindowing
 from albert_tf.progress import Progress
 from albert_tf.training.training_order import shuffled_repeats
 from albert_tf.squad.alignment import align
@@ -110,15 +112,14 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
     if not tokenizer.is_spm:
         raise ValueError("SQuAD features need a SentencePiece tokenizer (spm_model_file): the character "
                          "alignment works on SentencePiece pieces")
+    windowing = SquadWindowing(max_seq_length, doc_stride, max_query_length)
     stats = FeatureStats(num_examples=len(examples))
     alignments = {}  # many questions share a paragraph
     unique_id = FIRST_UNIQUE_ID
     for example_index, example in enumerate(examples):
         query_ids = tokenizer.encode(example.question_text)[:max_query_length]
-        max_tokens_for_doc = max_seq_length - len(query_ids) - 3
-        if max_tokens_for_doc < 1:
-            raise ValueError(f"max_seq_length {max_seq_length} leaves no room for the paragraph after a "
-                             f"{len(query_ids)}-piece question (max_query_length {max_query_length})")
+        windowing.check_room(len(query_ids))
+        max_tokens_for_doc = windowing.doc_budget(len(query_ids))
         if example.paragraph_text not in alignments:
             alignments[example.paragraph_text] = align(
                 example.paragraph_text, tokenizer.tokenize(example.paragraph_text), tokenizer.do_lower_case)
@@ -134,13 +135,11 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
             answer_span = alignment.token_span(example.start_position, end_char)
         doc_ids = tokenizer.convert_tokens_to_ids(alignment.pieces)
         windows = doc_windows(len(doc_ids), max_tokens_for_doc, doc_stride)
-        doc_offset = len(query_ids) + 2
+        doc_offset = windowing.doc_offset(len(query_ids))
         for window_index, (start, length) in enumerate(windows):
             positions = range(start, start + length)
-            input_ids = [tokenizer.cls_id] + query_ids + [tokenizer.sep_id] + doc_ids[start:start + length] + [
-                tokenizer.sep_id]
-            segment_ids = [0] * doc_offset + [1] * (length + 1)
-            p_mask = [0] + [1] * (len(query_ids) + 1) + [0] * length + [1]
+            input_ids, segment_ids, p_mask = windowing.packed_window(query_ids, doc_ids[start:start + length],
+                                                                     tokenizer.cls_id, tokenizer.sep_id)
             feature = SquadFeature(
                 unique_id=unique_id,
                 example_index=example_index,

@@ -15,6 +15,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.error_text import error_line
+from albert_tf.preprocessors.graph_packing import concat_rows, type_id_rows
+from albert_tf.preprocessors.packing import pair_kept_lengths, special_tokens
 from albert_tf.text.tokenization import SPIECE_UNDERLINE
 
 _SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -175,7 +177,7 @@ class AlbertTextTokenizer(keras.layers.Layer):
             first.with_flat_values(tf.strings.length(first_pieces) > 0),
         )
         commas = tf.fill(tf.stack([tf.size(originals), 1]), self._sentencepiece.string_to_id(","))
-        replacements = _concat_rows([first, digits[:, 1:], tf.RaggedTensor.from_tensor(commas)])
+        replacements = concat_rows([first, digits[:, 1:], tf.RaggedTensor.from_tensor(commas)])
         # Row i of `candidates` is [flat[i]]; rows N.. are the replacements, picked by gather.
         candidates = tf.concat([tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), replacements], axis=0)
         count = tf.size(flat, out_type=tf.int64)
@@ -192,16 +194,19 @@ class AlbertTextTokenizer(keras.layers.Layer):
 class AlbertInputPacker(keras.layers.Layer):
     """Ragged ids of one or two segments -> `[CLS] A [SEP] (B [SEP])`, the encoder's three inputs.
 
-    Pairs are truncated like the original GLUE code (`tokenization.truncate_seq_pair`: trim the
-    longer segment from its end, the second one on ties); single segments keep their first
-    `seq_length - 2` ids. With `seq_length=None` the batch is padded only to its longest row,
-    and `max_seq_length` caps the length (dynamic padding saves work on short batches).
+    The layout and truncation are `albert_tf.preprocessors.packing`'s, the rules the Python feature
+    builders use: pairs as the original GLUE code (trim the longer segment from its end, the second
+    one on ties); single segments keep their first `seq_length - 2` ids. With `seq_length=None` the
+    batch is padded only to its longest row, and `max_seq_length` caps the length (dynamic padding
+    saves work on short batches).
     Returns int32 `input_word_ids`, `input_mask` and `input_type_ids` of shape [batch, length].
     """
 
     def __init__(self, seq_length, cls_id, sep_id, pad_id=0, max_seq_length=None, **kwargs):
         super().__init__(**kwargs)
+        # Ragged ids in (not a backend tensor on JAX or PyTorch): keep Keras from converting them.
         self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
         if (seq_length is None) == (max_seq_length is None):
             raise ValueError(
                 "AlbertInputPacker needs exactly one of seq_length (fixed padding) or "
@@ -235,17 +240,8 @@ class AlbertInputPacker(keras.layers.Layer):
                 )
         segments = [tf.cast(segment, tf.int32) for segment in segments]
         limit = self.seq_length if self.seq_length is not None else self.max_seq_length
-        segments = _truncate_segments(segments, limit - 1 - len(segments))
-
-        batch_size = segments[0].nrows()
-        cls = tf.RaggedTensor.from_tensor(tf.fill(tf.stack([batch_size, 1]), self.cls_id))
-        sep = tf.RaggedTensor.from_tensor(tf.fill(tf.stack([batch_size, 1]), self.sep_id))
-        pieces, type_ids = [cls], [tf.zeros_like(cls)]
-        for type_id, segment in enumerate(segments):
-            pieces += [segment, sep]
-            type_ids += [tf.ones_like(segment) * type_id, tf.ones_like(sep) * type_id]
-        word_ids = _concat_rows(pieces)
-        type_ids = _concat_rows(type_ids)
+        segments = _truncate_segments(segments, limit - special_tokens(len(segments)))
+        word_ids, type_ids = type_id_rows(segments, self.cls_id, self.sep_id)
         shape = None if self.seq_length is None else [None, self.seq_length]
         return {
             "input_word_ids": word_ids.to_tensor(default_value=self.pad_id, shape=shape),
@@ -267,29 +263,14 @@ class AlbertInputPacker(keras.layers.Layer):
         return config
 
 
-def _concat_rows(parts):
-    """`tf.concat(parts, axis=1)` for ragged [batch, (n)] tensors, without the Transpose of int64 row
-    indices that tf.concat runs, which oneDNN declines with an error line on stderr: the parts' rows
-    stacked, taken row i of each part in turn, and merged."""
-    stacked = tf.concat(parts, axis=0)
-    num_rows = parts[0].nrows()
-    order = tf.range(len(parts) * num_rows)
-    in_order = tf.gather(stacked, (order % len(parts)) * num_rows + order // len(parts))
-    return tf.RaggedTensor.from_uniform_row_length(in_order, len(parts)).merge_dims(1, 2)
-
-
 def _truncate_segments(segments, budget):
-    """Keeps at most `budget` ids per row in total, as `tokenization.truncate_seq_pair` does."""
+    """Keeps at most `budget` ids per row in total (`packing.pair_kept_lengths`, the original's rule)."""
     if len(segments) == 1:
         return [segments[0][:, :budget]]
     first, second = segments
-    first_length = tf.cast(first.row_lengths(), tf.int64)
-    second_length = tf.cast(second.row_lengths(), tf.int64)
-    budget = tf.constant(budget, tf.int64)
-    # Closed form of "pop from the longer, the second on ties" (tests compare with the loop):
-    # the shorter survives whole if it fits in half the budget, else the split is ceil/floor.
-    keep_second = tf.minimum(second_length, tf.maximum(budget // 2, budget - first_length))
-    keep_first = tf.minimum(first_length, budget - keep_second)
+    keep_first, keep_second = pair_kept_lengths(tf.cast(first.row_lengths(), tf.int64),
+                                                tf.cast(second.row_lengths(), tf.int64),
+                                                tf.constant(budget, tf.int64), tf.minimum, tf.maximum)
     return [_keep_first_n(first, keep_first), _keep_first_n(second, keep_second)]
 
 

@@ -12,6 +12,7 @@ import unicodedata
 import sentencepiece as spm
 
 from albert_tf.io_utils import special_file_kind
+from albert_tf.preprocessors.packing import pair_kept_lengths
 
 SPIECE_UNDERLINE = "\u2581"
 WORDPIECE_MAX_CHARS = 200
@@ -65,16 +66,12 @@ def encode_pieces(sp_model, text, sample=False):
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):
-    """Trims two lists in place to `max_length` in total, one token at a time from the longer.
-
-    Like the original GLUE code: when both have the same length the second one is trimmed, so a
-    long pair keeps proportionally more of the shorter segment. `AlbertInputPacker` does the same.
-    """
-    while len(tokens_a) + len(tokens_b) > max_length:
-        if len(tokens_a) > len(tokens_b):
-            tokens_a.pop()
-        else:
-            tokens_b.pop()
+    """Trims two lists in place to `max_length` in total, as the original GLUE code: one token at a
+    time from the longer, the second one on ties (`packing.pair_kept_lengths`, the rule the in-graph
+    packer applies too), so a long pair keeps proportionally more of the shorter segment."""
+    keep_a, keep_b = pair_kept_lengths(len(tokens_a), len(tokens_b), max_length)
+    del tokens_a[keep_a:]
+    del tokens_b[keep_b:]
 
 
 def _read_bytes(path):
