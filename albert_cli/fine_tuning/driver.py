@@ -28,12 +28,12 @@ from albert_cli.output_lock import lock_output_dir, unlock_output_dir
 from albert_cli.run_settings import (check_resume, check_run_settings, holds_a_trained_model, record_run_settings,
                                      run_settings, training_settings)
 from albert_tf.checkpoints.model_files import write_model_files
-from albert_tf.glue.training import build_optimizer
 from albert_tf.error_text import TrainingDiverged
 from albert_tf.io_utils import write_json
 from albert_tf.json_text import parse_json
 from albert_tf.models import AlbertModel
 from albert_tf.training import evaluated_training, run_strategy
+from albert_tf.training.optimization import fine_tuning_optimizer
 from albert_tf.training.distribute import per_replica_batch_size
 
 
@@ -182,8 +182,8 @@ class FineTuningRun:
         sys.stderr.write(evaluated_training.start_message(output_dir, plan.train_steps, plan.steps_setting) + "\n")
         model = self.build_model(seed, self.init_checkpoint)
         with self.strategy.scope():
-            optimizer = build_optimizer(flags.optimizer, flags.learning_rate, plan.train_steps, plan.warmup_steps,
-                                        flags.mixed_precision)
+            optimizer = fine_tuning_optimizer(flags.optimizer, flags.learning_rate, plan.train_steps,
+                                              plan.warmup_steps, flags.mixed_precision)
             best = evaluated_training.fine_tune(
                 self.task.fit_model(model), optimizer, plan.dataset, self.task.evaluate,
                 self.task.selection_metric, plan.train_steps, plan.eval_every, output_dir,
