@@ -13,7 +13,6 @@ import errno
 import math
 import os
 import sys
-import tempfile
 
 from absl import app
 
@@ -21,6 +20,8 @@ from albert_cli.bundled import resolve_command_line
 from albert_cli.plain_output import plain_output
 from albert_tf.error_text import NamesSettings, error_line
 from albert_tf.sigterm import on_sigterm
+from albert_tf.tasks.config_error import ConfigError
+from albert_tf.tasks.output_dirs import require_output_dir as require_task_output_dir
 
 # Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
 TERMINATED_EXIT_CODE = 143
@@ -225,31 +226,11 @@ def require_recompute_trainable(config):
 
 
 def require_output_dir(flag, path, create=True):
-    """`--flag` names a directory this process can write (created when `create`), else a UsageError.
-
-    Without `create` (an export directory, filled later) only its nearest existing parent is
-    checked. Remote paths (gs://...) are left to the first write.
-    """
-    require(path and path.strip(), f"--{flag} is empty; give a directory")
-    if "://" in path:
-        return
-    probe_dir = os.path.abspath(path)
-    while not os.path.lexists(probe_dir):  # the nearest existing part of the path, a dangling link included
-        probe_dir = os.path.dirname(probe_dir)
-    if os.path.islink(probe_dir) and not os.path.exists(probe_dir):
-        raise UsageError(f"--{flag}: {probe_dir} is a symbolic link to {os.readlink(probe_dir)!r}, which does not "
-                         "exist; give a directory")
-    require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
+    """`albert_tf.tasks.output_dirs.require_output_dir` for `--flag`: its error as a UsageError."""
     try:
-        if create:
-            os.makedirs(path, exist_ok=True)
-            probe_dir = path
-        else:
-            require(os.path.isdir(probe_dir), f"--{flag}: cannot write to {path}: {probe_dir} is a file")
-        with tempfile.TemporaryFile(dir=probe_dir, prefix=".write-probe-"):
-            pass
-    except OSError as error:
-        raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
+        require_task_output_dir(flag, path, create)
+    except ConfigError as error:
+        raise UsageError(flag_text(error)) from None
 
 
 def start_determinism(flag_values):

@@ -122,14 +122,14 @@ def strategy_name():
 
 
 def load_config(init_checkpoint):
-    from albert_cli.fine_tuning_inputs import check_init_checkpoint_sizes, model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.fine_tuning_inputs import check_init_checkpoint_sizes, given_config_file, model_config  # pylint: disable=g-import-not-at-top
 
     try:
-        config = model_config(FLAGS, init_checkpoint)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
+        config = model_config(given_config_file(FLAGS), FLAGS.init_checkpoint, init_checkpoint)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(f"--albert_config_file: {FLAGS.albert_config_file}: {error}") from None
     if FLAGS.init_checkpoint:
-        check_init_checkpoint_sizes(FLAGS, config, init_checkpoint)
+        check_init_checkpoint_sizes(given_config_file(FLAGS), FLAGS.init_checkpoint, config, init_checkpoint)
     require(FLAGS.max_seq_length <= config.max_position_embeddings,
             f"--max_seq_length ({FLAGS.max_seq_length}) exceeds max_position_embeddings "
             f"({config.max_position_embeddings}) of {FLAGS.albert_config_file}")
@@ -264,7 +264,7 @@ def main(argv):
     lock_output_dir("output_dir", placement.worker_dir)
     from albert_cli.fine_tuning_inputs import inspected_init_checkpoint  # pylint: disable=g-import-not-at-top
 
-    init_checkpoint = inspected_init_checkpoint(FLAGS)  # looked at once, for its config and its weights
+    init_checkpoint = inspected_init_checkpoint(FLAGS.init_checkpoint)  # looked at once, for its config and its weights
     config = load_config(init_checkpoint)
     if FLAGS.recompute:
         require_recompute_trainable(config)

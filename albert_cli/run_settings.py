@@ -50,9 +50,9 @@ def run_settings(task, max_seq_length, config, spm_model_file):
     return settings
 
 
-def training_settings(flag_values):
-    """The training flags of `RESUME_REFUSED` and `RESUME_SAID` the command has, {name: value}."""
-    return {name: flag_values[name].value for name in RESUME_REFUSED + RESUME_SAID if name in flag_values}
+def training_settings(task_config):
+    """The training settings of `RESUME_REFUSED` and `RESUME_SAID` the task's config has, {name: value}."""
+    return {name: getattr(task_config, name) for name in RESUME_REFUSED + RESUME_SAID if hasattr(task_config, name)}
 
 
 def _run_dirs(output_dir):

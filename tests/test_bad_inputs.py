@@ -1215,12 +1215,13 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
 
 
 def test_a_litert_file_name_taken_by_a_link_to_nothing_is_refused_before_the_conversion(tmp_path):
-    from albert_cli.cli import UsageError
-    from albert_cli.tflite_output import check_tflite_output
+    from albert_tf.tasks import ConfigError
+    from albert_tf.tasks.export_formats import check_litert_output
 
     os.symlink("/nowhere", tmp_path / "classifier_float32.tflite")
-    with pytest.raises(UsageError, match="--export_tflite: .*classifier_float32.tflite exists"):
-        check_tflite_output(str(tmp_path), "classifier", True, "MediaPipe")
+    with pytest.raises(ConfigError, match="export_tflite: .*classifier_float32.tflite exists") as error:
+        check_litert_output(str(tmp_path), "classifier", True, "MediaPipe")
+    assert error.value.worded(lambda name: f"--{name}").startswith("--export_tflite: ")
 
 
 def test_without_hard_links_a_new_file_is_still_never_placed_over_another(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """The one fine-tuning driver: everything `albert-classify`, `albert-squad` and `albert-race` share,
-for any `FineTuningTask`.
+for any `albert_tf.tasks.task.FineTuningTask` (the task reads its config, never the flags).
 
-`run(task)`: the task's flag checks; start-up (determinism, the export directory, tokenizer and
+`run(task)`: the task's input checks; start-up (determinism, the export directory, tokenizer and
 config, the distribution strategy, the kernel set, the locked output directory, the run record
 compared); training with resume (one run per seed, the run record written once its data is read,
 the best checkpoint kept by the task's metric); then the model to evaluate, predict with and export (the best fine-tuned one, else `--init_checkpoint`'s)
@@ -20,7 +20,7 @@ import tensorflow as tf
 from absl import logging
 
 from albert_cli.cli import (UsageError, flag_text, keep_tensorflow_off_accelerators, load_init_checkpoint, require,
-                            require_output_dir, require_positive_finite, require_recompute_trainable, settle_kernels,
+                            require_output_dir, require_recompute_trainable, settle_kernels,
                             start_determinism)
 from albert_cli.export_version import check_export_version_is_new
 from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, load_tokenizer_and_config
@@ -49,11 +49,11 @@ def compute_dtype(mixed_precision):
 EXPORT_FLAGS = ("export_dir", "export_tflite")
 
 
-def refuse_exports_off_tensorflow(flags):
-    """An export flag on JAX or PyTorch is a UsageError before any work: the model trained there is
+def refuse_exports_off_tensorflow(config):
+    """An export setting on JAX or PyTorch is a UsageError before any work: the model trained there is
     exported by the same command on TensorFlow, which reads its portable checkpoints."""
     backend = keras.backend.backend()
-    given = [name for name in EXPORT_FLAGS if name in flags and flags[name].value]
+    given = [name for name in EXPORT_FLAGS if getattr(config, name, None)]
     if backend != "tensorflow" and given:
         raise UsageError(f"--{given[0]}: exports are TensorFlow's (SavedModel, LiteRT) and Keras runs on {backend}; "
                          f"train without it, then run the same command with KERAS_BACKEND=tensorflow "
@@ -64,62 +64,65 @@ class FineTuningRun:
     """What start-up settles for one command: the tokenizer, config, strategy and feature cache."""
 
     def __init__(self, task):
-        flags = task.flags
-        self.task, self.flags = task, flags
-        task.check_flags()
-        require_positive_finite("learning_rate", flags.learning_rate)
-        if flags.do_train and "warmup_step" in flags and flags.warmup_step > flags.train_step:
+        config = task.config
+        self.task, self.config = task, config
+        for name in ("spm_model_file", "albert_config_file"):
+            path = getattr(config, name)
+            require(path is None or tf.io.gfile.exists(path), f"--{name}: {path} does not exist")
+        task.check_inputs()
+        if config.do_train and hasattr(config, "warmup_step") and config.warmup_step > config.train_step:
             # Said, not refused: a short run inside the warmup is a real use (a first step at rate 0
             # keeps the initial weights), as in the original, which accepts it too.
             logging.warning("--warmup_step %d exceeds --train_step %d: the learning rate never reaches "
-                            "--learning_rate", flags.warmup_step, flags.train_step)
+                            "--learning_rate", config.warmup_step, config.train_step)
         keep_tensorflow_off_accelerators()  # on JAX and PyTorch, before TensorFlow runs anything
-        start_determinism(flags)
-        if flags.export_dir is not None:
-            require_output_dir("export_dir", flags.export_dir, create=False)
-            check_export_version_is_new(flags.export_dir, flags.export_version)
-        self.init_checkpoint = inspected_init_checkpoint(flags)  # for the config and the weights
-        self.tokenizer, self.config = load_tokenizer_and_config(flags, self.init_checkpoint)
-        task.check_config(self.config)
-        if task.recompute and flags.do_train:
-            require_recompute_trainable(self.config)
-        refuse_exports_off_tensorflow(flags)
+        start_determinism(config)
+        if config.export_dir is not None:
+            require_output_dir("export_dir", config.export_dir, create=False)
+            check_export_version_is_new(config.export_dir, config.export_version)
+        self.init_checkpoint = inspected_init_checkpoint(config.init_checkpoint)  # for the config and the weights
+        self.tokenizer, self.model_config = load_tokenizer_and_config(config, self.init_checkpoint)
+        task.check_config(self.model_config)
+        if task.recompute and config.do_train:
+            require_recompute_trainable(self.model_config)
+        refuse_exports_off_tensorflow(config)
         try:
-            self.strategy = run_strategy.for_this_backend(flags.strategy, tpu_address=flags.tpu_name)
+            self.strategy = run_strategy.for_this_backend(config.strategy, tpu_address=config.tpu_name)
         except ValueError as error:
             raise UsageError(f"--strategy: {error}") from None
-        settle_kernels(flags)
-        if flags.do_train:
+        settle_kernels(config)
+        if config.do_train:
             try:
-                per_replica_batch_size(flags.train_batch_size, self.strategy.num_replicas_in_sync)
+                per_replica_batch_size(config.train_batch_size, self.strategy.num_replicas_in_sync)
             except ValueError as error:
                 raise UsageError(f"--train_batch_size: {error}") from None
         # --output_dir is checked before it is made: a refused run makes nothing there.
-        require_output_dir("output_dir", flags.output_dir, create=False)
-        self.settings = run_settings(task.settings_name, flags.max_seq_length, self.config, flags.spm_model_file)
-        check_run_settings(flags.output_dir, self.settings)
-        if flags.do_train:
-            for line in check_resume(flags.output_dir, training_settings(flags)):
+        require_output_dir("output_dir", config.output_dir, create=False)
+        self.settings = run_settings(task.settings_name, config.max_seq_length, self.model_config,
+                                     config.spm_model_file)
+        check_run_settings(config.output_dir, self.settings)
+        if config.do_train:
+            for line in check_resume(config.output_dir, training_settings(config)):
                 sys.stderr.write(line + "\n")
         self.require_a_model()
-        self.made_output_dir = "://" not in flags.output_dir and not os.path.lexists(flags.output_dir)
-        require_output_dir("output_dir", flags.output_dir)
-        lock_output_dir("output_dir", flags.output_dir)
-        self.cache_dir = flags.cached_dir or os.path.join(flags.output_dir, "features")
+        self.made_output_dir = "://" not in config.output_dir and not os.path.lexists(config.output_dir)
+        require_output_dir("output_dir", config.output_dir)
+        lock_output_dir("output_dir", config.output_dir)
+        self.cache_dir = config.cached_dir or os.path.join(config.output_dir, "features")
 
     def require_a_model(self):
         """Without --do_train, evaluating, predicting or exporting needs a fine-tuned --output_dir or
         --init_checkpoint: refused before --output_dir is made or any data read."""
-        flags, task = self.flags, self.task
-        uses_model = ("do_eval" in flags and flags.do_eval) or flags.do_predict or task.exports()
-        require(flags.do_train or not uses_model or flags.init_checkpoint
+        config, task = self.config, self.task
+        uses_model = getattr(config, "do_eval", False) or config.do_predict or task.exports()
+        require(config.do_train or not uses_model or config.init_checkpoint
                 or evaluated_training.read_best_metrics(self.fine_tuned_dir()) is not None,
-                f"--output_dir {flags.output_dir} holds no fine-tuned model (run with --do_train) and no "
+                f"--output_dir {config.output_dir} holds no fine-tuned model (run with --do_train) and no "
                 "--init_checkpoint was given")
 
     def remove_untrained_output_dir(self):
         """After a failure: the `--output_dir` this command made, unless it holds a trained model."""
-        output_dir = self.flags.output_dir
+        output_dir = self.config.output_dir
         if self.made_output_dir and not holds_a_trained_model(output_dir):
             unlock_output_dir(output_dir)
             shutil.rmtree(output_dir, ignore_errors=True)
@@ -127,7 +130,7 @@ class FineTuningRun:
     def fine_tuned_dir(self):
         """Where the model of --output_dir is: the best seed's directory of a --seeds run
         (`seeds_summary.json`), else --output_dir itself."""
-        output_dir = self.flags.output_dir
+        output_dir = self.config.output_dir
         path = os.path.join(output_dir, SEEDS_SUMMARY_FILE)
         if not tf.io.gfile.exists(path):
             return output_dir
@@ -145,11 +148,11 @@ class FineTuningRun:
         --recompute), the task's head around it, then `init_checkpoint` if given."""
         keras.utils.set_random_seed(seed)
         with self.strategy.scope():
-            backbone = AlbertModel(self.config, dtype=compute_dtype(self.flags.mixed_precision),
-                                   recompute=self.task.recompute, name="albert", kernels=self.flags.kernels)
+            backbone = AlbertModel(self.model_config, dtype=compute_dtype(self.config.mixed_precision),
+                                   recompute=self.task.recompute, name="albert", kernels=self.config.kernels)
             model = self.task.head(backbone)
         if init_checkpoint:
-            load_init_checkpoint(model, init_checkpoint, self.flags.extend_positions)
+            load_init_checkpoint(model, init_checkpoint, self.config.extend_positions)
             self.task.after_init_checkpoint(model)
         return model
 
@@ -158,7 +161,7 @@ class FineTuningRun:
         seeds = self.task.seeds()
         records = []
         for seed in seeds:
-            output_dir = self.flags.output_dir if len(seeds) == 1 else os.path.join(self.flags.output_dir,
+            output_dir = self.config.output_dir if len(seeds) == 1 else os.path.join(self.config.output_dir,
                                                                                      f"seed_{seed}")
             tf.io.gfile.makedirs(output_dir)
             try:
@@ -171,25 +174,26 @@ class FineTuningRun:
         if len(seeds) > 1:
             summary = self.task.seeds_summary(records)
             summary["runs"] = records
-            write_json(os.path.join(self.flags.output_dir, SEEDS_SUMMARY_FILE), summary)
+            write_json(os.path.join(self.config.output_dir, SEEDS_SUMMARY_FILE), summary)
             logging.info("over %d seeds: %s", len(seeds), {k: v for k, v in summary.items() if k != "runs"})
         return max(records, key=lambda record: record["metrics"][metric])["output_dir"]
 
     def train_one_seed(self, seed, output_dir):
-        flags = self.flags
+        config = self.config
         plan = self.task.training_plan(self.tokenizer, self.cache_dir, seed)
-        record_run_settings(flags.output_dir, self.settings, training_settings(flags))  # its data accepted
-        sys.stderr.write(evaluated_training.start_message(output_dir, plan.train_steps, plan.steps_setting) + "\n")
+        record_run_settings(config.output_dir, self.settings, training_settings(config))  # its data accepted
+        steps_setting = f"--{plan.steps_setting}={getattr(config, plan.steps_setting)}"
+        sys.stderr.write(evaluated_training.start_message(output_dir, plan.train_steps, steps_setting) + "\n")
         model = self.build_model(seed, self.init_checkpoint)
         with self.strategy.scope():
-            optimizer = fine_tuning_optimizer(flags.optimizer, flags.learning_rate, plan.train_steps,
-                                              plan.warmup_steps, flags.mixed_precision)
+            optimizer = fine_tuning_optimizer(config.optimizer, config.learning_rate, plan.train_steps,
+                                              plan.warmup_steps, config.mixed_precision)
             best = evaluated_training.fine_tune(
                 self.task.fit_model(model), optimizer, plan.dataset, self.task.evaluate,
                 self.task.selection_metric, plan.train_steps, plan.eval_every, output_dir,
-                keep_checkpoint_max=flags.keep_checkpoint_max, jit_compile=flags.jit_compile, loss=self.task.loss,
+                keep_checkpoint_max=config.keep_checkpoint_max, jit_compile=config.jit_compile, loss=self.task.loss,
                 saved_model=model)
-        write_model_files(output_dir, self.config, flags.spm_model_file,  # beside the checkpoints, for every tool
+        write_model_files(output_dir, self.model_config, config.spm_model_file,  # beside the checkpoints, for every tool
                           label_names=self.task.label_names())
         logging.info("seed %d: trained %d steps (%d warmup); best %s at step %d: %s", seed, plan.train_steps,
                      plan.warmup_steps, self.task.selection_metric, best["step"], best["metrics"])
@@ -200,7 +204,7 @@ class FineTuningRun:
         `--init_checkpoint`'s."""
         fine_tuned = evaluated_training.read_best_metrics(output_dir) is not None
         # The fine-tuned weights replace all of --init_checkpoint's: reading it again would be wasted.
-        model = self.build_model(self.flags.seed, None if fine_tuned else self.init_checkpoint)
+        model = self.build_model(self.config.seed, None if fine_tuned else self.init_checkpoint)
         if fine_tuned:
             described = evaluated_training.best_model_text(output_dir, self.task.selection_metric)  # checks the record
             evaluated_training.restore_best(model, output_dir)
@@ -209,7 +213,7 @@ class FineTuningRun:
 
 
 def run(task):
-    """Runs the command of `task` (a `FineTuningTask`) as its flags say."""
+    """Runs the command of `task` (a `FineTuningTask`) as its config says."""
     started = FineTuningRun(task)
     try:
         run_started(started)
@@ -220,16 +224,16 @@ def run(task):
 
 def run_started(started):
     """What `run` does once start-up has succeeded."""
-    task, flags = started.task, started.flags
+    task, config = started.task, started.config
     task.read_dev(started.tokenizer, started.cache_dir)
-    output_dir = started.train() if flags.do_train else started.fine_tuned_dir()
-    do_eval = "do_eval" in flags and flags.do_eval
-    if not (do_eval or flags.do_predict or task.exports()):
+    output_dir = started.train() if config.do_train else started.fine_tuned_dir()
+    do_eval = getattr(config, "do_eval", False)
+    if not (do_eval or config.do_predict or task.exports()):
         return
     model = started.trained_model(output_dir)
     if do_eval:
         with started.strategy.scope():
             task.write_evaluation(model)
-    predicted_metrics = task.write_predictions(model) if flags.do_predict else None
+    predicted_metrics = task.write_predictions(model) if config.do_predict else None
     if task.exports():
         task.export(model, predicted_metrics)

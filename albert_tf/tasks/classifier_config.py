@@ -1,5 +1,5 @@
 """The config of a classifier (or regression) task: a GLUE task, or one's own CSV, TSV or JSON Lines
-files (`train_file`, `dev_file`, `test_file` and their columns); `albert-classify`'s flags."""
+files (`train_file`, `dev_file`, `test_file` and their columns): the fields of the flags of `albert-classify`."""
 
 import dataclasses
 

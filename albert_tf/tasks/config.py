@@ -80,6 +80,11 @@ class FineTuningConfig:
     def check(self):
         """A task's own checks of fields that must go together (none here)."""
 
+    def export_options(self):
+        """{version, kernels, and the request bounds}: the export functions' keyword arguments."""
+        return {"version": self.export_version, "kernels": self.export_kernels,
+                "max_batch_size": self.export_max_batch_size, "max_string_bytes": self.export_max_string_bytes}
+
     def to_dict(self):
         """{field: value}, JSON-safe (lists for sequences)."""
         return {name: list(value) if isinstance(value, tuple) else value

@@ -1,4 +1,4 @@
-"""The config of RACE (4-way multiple choice) fine-tuning: `albert-race`'s flags."""
+"""The config of RACE (4-way multiple choice) fine-tuning: one field per flag of `albert-race`."""
 
 import dataclasses
 

@@ -1,4 +1,4 @@
-"""The config of SQuAD v1.1 / v2.0 fine-tuning: `albert-squad`'s flags."""
+"""The config of SQuAD v1.1 / v2.0 fine-tuning: one field per flag of `albert-squad`."""
 
 import dataclasses
 
@@ -15,18 +15,21 @@ class SquadConfig(FineTuningConfig):
     train_file: str = None
     predict_file: str = None
     version_2_with_negative: bool = False
+    # The windows: [CLS] question [SEP] paragraph part [SEP].
     max_seq_length: int = 384
     doc_stride: int = 128
     max_query_length: int = 64
-    predict_batch_size: int = 8
+    # Training: steps from the number of questions.
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
+    recompute: bool = False
+    # The answers.
+    predict_batch_size: int = 8
     n_best_size: int = 20
     max_answer_length: int = 30
-    start_n_top: int = START_N_TOP
-    end_n_top: int = END_N_TOP
-    dropout_prob: float = 0.1
-    recompute: bool = False
+    start_n_top: int = START_N_TOP  # v2.0: start positions searched per window
+    end_n_top: int = END_N_TOP  # v2.0: end positions searched per start
+    dropout_prob: float = 0.1  # v2.0: in the answerability layer
     null_score_diff_threshold: float = None  # None: the best-F1 threshold found on predict_file
     export_tflite: str = None
     export_max_windows: int = MAX_WINDOWS
@@ -57,3 +60,6 @@ class SquadConfig(FineTuningConfig):
                 "{start_n_top} and {end_n_top} must not exceed {max_seq_length}")
         require(self.export_tflite is None or self.export_tflite.strip(), "export_tflite",
                 "{export_tflite} is empty; give a directory")
+
+    def export_options(self):
+        return dict(super().export_options(), max_windows=self.export_max_windows)
