@@ -55,8 +55,12 @@ def test_an_unknown_key_is_refused_by_name():
      "learning_rate must be a finite number > 0, got inf", "--learning_rate must be a finite number > 0, got inf"),
     (lambda: ClassifierConfig(optimizer="sgd"), "optimizer", "optimizer: expected one of lamb, adamw, got 'sgd'",
      "--optimizer: expected one of lamb, adamw, got 'sgd'"),
-    (lambda: ClassifierConfig(train_step=0), "train_step", "train_step must be at least 1, got 0",
-     "--train_step must be at least 1, got 0"),
+    (lambda: ClassifierConfig(train_step=0), "train_step", "train_step must be positive, got 0",
+     "--train_step must be positive, got 0"),
+    (lambda: RaceConfig(do_eval=True, data_dir=".", warmup_step=-1), "warmup_step", "warmup_step must be >= 0, got -1",
+     "--warmup_step must be >= 0, got -1"),
+    (lambda: SquadConfig(do_predict=True, predict_file="d.json", n_best_size=0), "n_best_size",
+     "n_best_size must be positive, got 0", "--n_best_size must be positive, got 0"),
     (lambda: ClassifierConfig(seed=2**32 - 2, seeds=3), "seeds",
      f"seed {2**32 - 2} with seeds 3 reaches seed {2**32}", f"--seed {2**32 - 2} with --seeds 3 reaches seed"),
     (lambda: ClassifierConfig(dev_file="dev.csv", do_train=True), "do_train", "do_train: give train_file",
@@ -79,6 +83,19 @@ def test_a_bad_field_is_one_error_naming_it(make, field, text, flag_text):
     assert isinstance(error, (SettingError, ValueError)) and error.field == field
     assert text in str(error)
     assert flag_text in error.worded(lambda name: f"--{name}")
+
+
+def test_a_library_error_about_a_field_keeps_the_settings_it_names():
+    from albert_tf.error_text import SettingError
+    from albert_tf.tasks.config_error import checked
+
+    with pytest.raises(ConfigError) as caught:
+        with checked("export_tflite", "; its SavedModel ({export_dir}) serves it"):
+            raise SettingError("{task_name}: {name} has two texts", name="MRPC")
+    assert caught.value.field == "export_tflite"
+    assert str(caught.value) == "export_tflite: task_name: MRPC has two texts; its SavedModel (export_dir) serves it"
+    assert caught.value.worded(lambda name: f"--{name}") == \
+        "--export_tflite: --task_name: MRPC has two texts; its SavedModel (--export_dir) serves it"
 
 
 def test_the_command_maps_its_flags_to_the_config():

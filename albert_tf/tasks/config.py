@@ -64,7 +64,8 @@ class FineTuningConfig:
                     name, ", ".join(str(choice) for choice in choices if choice is not None)), value=getattr(self, name))
             for name, least in vars(cls).get("AT_LEAST", {}).items():
                 value = getattr(self, name)
-                require(value is None or value >= least, name, "{%s} must be at least {least}, got {value}" % name,
+                bound = "be positive" if least == 1 else "be >= {least}"
+                require(value is None or value >= least, name, "{%s} must %s, got {value}" % (name, bound),
                         least=least, value=value)
         require(self.seed <= MAX_SEED, "seed", "{seed} must be at most {most}, got {value}", most=MAX_SEED,
                 value=self.seed)

@@ -25,8 +25,7 @@ class RaceConfig(FineTuningConfig):
     save_checkpoints_steps: int = 100
     export_max_batch_size: int = MAX_RACE_QUESTIONS  # questions, 4 model rows each
 
-    POSITIVE = ("train_batch_size", "eval_batch_size", "predict_batch_size", "train_step", "save_checkpoints_steps",
-                "keep_checkpoint_max", "max_qa_length")
+    AT_LEAST = {"eval_batch_size": 1, "predict_batch_size": 1, "train_step": 1, "max_qa_length": 1, "warmup_step": 0}
 
     def check(self):
         require(self.do_train or self.do_eval or self.do_predict or self.export_dir, "do_train",
@@ -34,10 +33,6 @@ class RaceConfig(FineTuningConfig):
         require(self.data_dir or not (self.do_train or self.do_eval or self.do_predict), "data_dir",
                 "{data_dir} is needed (the folder holding RACE/)")
         require(not (self.high_only and self.middle_only), "high_only", "{high_only} and {middle_only} exclude each other")
-        for name in self.POSITIVE:
-            require(getattr(self, name) > 0, name, "{%s} must be positive, got {value}" % name,
-                    value=getattr(self, name))
-        require(self.warmup_step >= 0, "warmup_step", "{warmup_step} must be >= 0, got {value}", value=self.warmup_step)
         require(self.max_qa_length <= self.max_seq_length - 3, "max_qa_length",
                 "{max_qa_length} {qa} leaves no room in {max_seq_length} {length} for [CLS] [SEP] [SEP]",
                 qa=self.max_qa_length, length=self.max_seq_length)

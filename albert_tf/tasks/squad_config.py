@@ -34,9 +34,8 @@ class SquadConfig(FineTuningConfig):
     export_tflite: str = None
     export_max_windows: int = MAX_WINDOWS
 
-    AT_LEAST = {"export_max_windows": 1}
-    POSITIVE = ("train_batch_size", "predict_batch_size", "save_checkpoints_steps", "keep_checkpoint_max",
-                "n_best_size", "max_answer_length", "doc_stride", "max_query_length", "start_n_top", "end_n_top")
+    AT_LEAST = {name: 1 for name in ("predict_batch_size", "n_best_size", "max_answer_length", "doc_stride",
+                                     "max_query_length", "start_n_top", "end_n_top", "export_max_windows")}
 
     def check(self):
         require(self.do_train or self.do_predict or self.export_dir or self.export_tflite, "do_train",
@@ -46,9 +45,6 @@ class SquadConfig(FineTuningConfig):
                 "{do_predict} needs {predict_file} (the questions to answer)")
         require(self.predict_file or not self.do_train, "predict_file",
                 "{do_train} needs {predict_file} (training evaluates on it to keep the best checkpoint)")
-        for name in self.POSITIVE:
-            require(getattr(self, name) > 0, name, "{%s} must be positive, got {value}" % name,
-                    value=getattr(self, name))
         require(self.num_train_epochs > 0, "num_train_epochs", "{num_train_epochs} must be positive, got {value}",
                 value=self.num_train_epochs)
         require(0 <= self.warmup_proportion < 1, "warmup_proportion",
