@@ -28,13 +28,14 @@ from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_flags, task_flags
 from albert_tf.choices import PADDING_MODES, TABLE_FILE_FORMATS, TFLITE_QUANTIZATIONS
 from albert_cli.cli import UsageError, flag_text, require, run_main
+from albert_cli.command import run_fine_tuning
 from albert_cli.task_config import config_from_flags
 from albert_tf.glue.recipes import paper_recipe
 from albert_tf.glue.tasks import TASKS, get_task
 from albert_tf.tasks import ClassifierConfig, ConfigError
 
-# What the command does is `albert_tf.tasks.own_data_task.classifier_task` on the fine-tuning driver, imported in
-# `main`: TensorFlow loads only past --help and the flag checks.
+# What the command does is `albert_tf.tasks.own_data_task.classifier_task` on the fine-tuning driver
+# (`albert_tf.tasks.driver`), both imported past --help and the flag checks (TensorFlow).
 
 FLAGS = flags.FLAGS
 
@@ -146,9 +147,7 @@ def make_task(flag_values):
 
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
-
-    driver.run(make_task(FLAGS))
+    run_fine_tuning(make_task(FLAGS))
 
 
 @dataclasses.dataclass
@@ -167,7 +166,6 @@ def fine_tune(**flag_values):
     with the same defaults; returns a `FineTuned`. Bad input raises `UsageError` (or the library's
     ValueError), one line as the command prints it."""
     from absl.flags import Error as FlagError  # pylint: disable=g-import-not-at-top
-    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
 
     def spelled(name, value):
         if isinstance(value, bool):
@@ -181,7 +179,7 @@ def fine_tune(**flag_values):
         raise UsageError(str(error).splitlines()[0]) from None
     try:
         task = make_task(FLAGS)
-        driver.run(task)
+        run_fine_tuning(task)
     except ConfigError as error:
         raise UsageError(flag_text(error)) from None
     results = os.path.join(FLAGS.output_dir, "eval_results.json")

@@ -18,7 +18,7 @@ import sys
 from absl import app
 
 from albert_cli import classify
-from albert_cli.fine_tuning import driver
+from albert_cli.command import run_fine_tuning
 from albert_cli.task_config import config_from_flags
 from albert_tf.glue import own_data
 from albert_tf.tasks import ClassifierConfig
@@ -37,7 +37,7 @@ class PairData(SplitData):
 
 with open(sys.argv.pop(1), encoding="utf-8") as handle:
     exec(handle.read())
-app.run(lambda argv: driver.run(ParaphraseTask(config_from_flags(ClassifierConfig, FLAGS))))
+app.run(lambda argv: run_fine_tuning(ParaphraseTask(config_from_flags(ClassifierConfig, FLAGS))))
 """
 
 PAIRS = [("the cat sat on the mat", "a cat was sitting on the mat", 1),

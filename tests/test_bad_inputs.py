@@ -1048,7 +1048,8 @@ def test_a_second_run_on_one_output_dir_is_refused_naming_the_first(tmp_path, ma
 
 
 def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
-    from albert_cli.output_lock import LOCK_FILE, lock_output_dir
+    from albert_cli.output_lock import lock_output_dir
+    from albert_tf.tasks.output_lock import LOCK_FILE
 
     with lock_held(tmp_path) as holder:
         holder.kill()  # kill -9: the kernel drops its lock, its lock file stays
@@ -1900,7 +1901,7 @@ def _read_feature_cache_sidecar(tmp_path, text):
 
 
 def _read_run_settings(tmp_path, text):
-    from albert_cli.run_settings import check_run_settings
+    from albert_tf.tasks.run_settings import check_run_settings
     _json_file(tmp_path, "run_settings.json", text)
     check_run_settings(str(tmp_path), {"task": "squad"})
 

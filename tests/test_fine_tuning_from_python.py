@@ -23,7 +23,7 @@ def test_the_docs_python_lines_fine_tune_evaluate_and_export(tmp_path):
                                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0, result.stderr[-3000:]
     output_dir = tmp_path / "output" / "sst2"
-    assert "no checkpoint in output/sst2: fine-tuning from step 0 to step 10" in result.stderr
+    assert "no checkpoint in output/sst2: fine-tuning from step 0 to step 10" in result.stdout
     with open(output_dir / "best_metrics.json", encoding="utf-8") as handle:
         best = json.load(handle)
     assert best["step"] in (5, 10) and 0.0 <= best["metrics"]["accuracy"] <= 1.0

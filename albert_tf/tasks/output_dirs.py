@@ -33,3 +33,14 @@ def require_output_dir(field, path, create=True):
             pass
     except OSError as error:
         raise ConfigError(field, f"cannot write to {path} ({error.strerror or error})") from None
+
+
+def check_export_version_is_new(export_dir, version, model_dirs=("",)):
+    """A ConfigError naming `export_version` if `<export_dir>/<model_dir>/<version>` exists for one
+    of `model_dirs` (TF Serving never reloads a version in place); None picks a new one."""
+    if version is None:
+        return
+    for model_dir in model_dirs:
+        path = os.path.join(export_dir, model_dir, str(version))
+        require(not os.path.exists(path), "export_version", "{export_version}: {path} exists; give another version "
+                "(TF Serving never reloads a version in place) or remove it", path=path)

@@ -1,6 +1,6 @@
 """What a fine-tuning task is to the driver: only what differs from one task to another.
 
-A task module subclasses `FineTuningTask`; the driver (`albert_cli.fine_tuning.driver.run`) does
+A task module subclasses `FineTuningTask`; the driver (`driver.run`) does
 everything the tasks share (start-up, strategy, the model's backbone and `init_checkpoint`,
 training with resume, which model to evaluate, predict with and export). A base class rather than a Protocol: most tasks keep its
 defaults (no seeds but `seed`, the run recorded by its name, no `do_eval`), and the defaults say
@@ -38,7 +38,7 @@ class FineTuningTask:
     @property
     def settings_name(self):
         """The task as `<output_dir>/run_settings.json` records it when training starts, so that a later
-        command there works only on a run of this task (`albert_cli.run_settings`); default `name`."""
+        command there works only on a run of this task (`run_settings`); default `name`."""
         return self.name
 
     def __init__(self, config, report=logging.info):
