@@ -88,18 +88,19 @@ class RaceTask(FineTuningTask):
     def evaluate(self, fit_model):
         return self.accuracies(fit_model, self.dev, self.config.eval_batch_size)[0]
 
-    def report(self, model, splits, batch_size, name):
+    def write_accuracies(self, model, splits, batch_size, name):
+        """`<output_dir>/<name>_results.json` and its line; returns `accuracies`' answer."""
         metrics, predictions = self.accuracies(model, splits, batch_size)
         write_json(os.path.join(self.config.output_dir, f"{name}_results.json"), metrics)
         self.report(f"RACE {name}: " + ", ".join(f"{key}={value:.4f}" for key, value in metrics.items()))
         return metrics, predictions
 
     def write_evaluation(self, model):
-        self.report(model, self.dev, self.config.eval_batch_size, "eval")
+        self.write_accuracies(model, self.dev, self.config.eval_batch_size, "eval")
 
     def write_predictions(self, model):
         test = [RaceSplit(self.config, "test", level, self.tokenizer, self.cache_dir) for level in self.levels()]
-        metrics, predictions = self.report(model, test, self.config.predict_batch_size, "test")
+        metrics, predictions = self.write_accuracies(model, test, self.config.predict_batch_size, "test")
         write_json(os.path.join(self.config.output_dir, "test_predictions.json"), {
             example.example_id: "ABCD"[int(choice)]
             for split in test for example, choice in zip(split.examples, predictions[split.level])})
