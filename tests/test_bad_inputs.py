@@ -1921,7 +1921,7 @@ def test_every_json_reader_names_its_file_for_deep_nesting_and_lone_surrogates(t
     with pytest.raises(Exception) as error:
         read(tmp_path, text)
     message = str(error.value)
-    assert type(error.value).__name__ in ("ValueError", "UsageError", "BadInput"), repr(error.value)
+    assert type(error.value).__name__ in ("ValueError", "ConfigError", "UsageError", "BadInput"), repr(error.value)
     assert str(tmp_path) in message and words in message and "\n" not in message, message
 
 
