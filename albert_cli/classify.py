@@ -27,12 +27,15 @@ from absl import flags, logging
 from albert_cli.bundled import GLUE_SAMPLES
 from albert_cli import export_flags, task_flags
 from albert_tf.choices import PADDING_MODES, TABLE_FILE_FORMATS, TFLITE_QUANTIZATIONS
-from albert_cli.cli import UsageError, require, run_main
+from albert_cli.cli import UsageError, flag_text, require, run_main
+from albert_cli.command import run_fine_tuning
+from albert_cli.task_config import config_from_flags
 from albert_tf.glue.recipes import paper_recipe
-from albert_tf.glue.tasks import TASKS
+from albert_tf.glue.tasks import TASKS, get_task
+from albert_tf.tasks import ClassifierConfig, ConfigError
 
-# What the command does is `albert_cli.fine_tuning.glue` on the fine-tuning driver, imported in
-# `main`: TensorFlow loads only past --help and the flag checks.
+# What the command does is `albert_tf.tasks.own_data_task.classifier_task` on the fine-tuning driver
+# (`albert_tf.tasks.driver`), both imported past --help and the flag checks (TensorFlow).
 
 FLAGS = flags.FLAGS
 
@@ -79,7 +82,7 @@ flags.DEFINE_enum("padding", "dynamic", PADDING_MODES,
 flags.DEFINE_list("label_names", None, "Names of the labels, in logit order: a GLUE task's names in its exports "
                   "and Hugging Face config (default: the task's own, SST-2's negative,positive); with --train_file "
                   "the labels a row may have and their order (default: the train file's values, sorted).")
-# One's own data (albert_cli/fine_tuning/own_data.py): given --train_file, --dev_file or --test_file.
+# One's own data (albert_tf/tasks/own_data_task.py): given --train_file, --dev_file or --test_file.
 flags.DEFINE_string("train_file", None, "Fine-tune on one's own CSV, TSV or JSON Lines file (instead of "
                     "--task_name): a header row (CSV, TSV) or one object a line (JSON Lines) with the columns below.")
 flags.DEFINE_string("dev_file", None, "With --train_file: the dev rows (default: --dev_fraction of the train file's).")
@@ -133,21 +136,18 @@ for _name in ("spm_model_file", "albert_config_file"):
 
 
 def make_task(flag_values):
-    """The task the flags name: one's own data (`own_data.OwnDataTask`) or a GLUE task."""
-    from albert_cli.fine_tuning import glue, own_data  # pylint: disable=g-import-not-at-top (TensorFlow)
+    """The task the flags name (`own_data_task.classifier_task`: one's own data or a GLUE task, its
+    --recipe applied to the flags first), what it reports printed."""
+    from albert_tf.tasks.own_data_task import classifier_task  # pylint: disable=g-import-not-at-top (TensorFlow)
 
-    if own_data_given(flag_values):
-        return own_data.OwnDataTask(flag_values)
-    task = glue.GlueFineTuning(flag_values)
-    apply_recipe(task.glue_task)
-    return task
+    if not own_data_given(flag_values):
+        apply_recipe(get_task(flag_values.task_name))
+    return classifier_task(config_from_flags(ClassifierConfig, flag_values), print)
 
 
 def main(argv):
     require(len(argv) == 1, f"unexpected arguments: {' '.join(argv[1:])}")
-    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
-
-    driver.run(make_task(FLAGS))
+    run_fine_tuning(make_task(FLAGS))
 
 
 @dataclasses.dataclass
@@ -166,7 +166,6 @@ def fine_tune(**flag_values):
     with the same defaults; returns a `FineTuned`. Bad input raises `UsageError` (or the library's
     ValueError), one line as the command prints it."""
     from absl.flags import Error as FlagError  # pylint: disable=g-import-not-at-top
-    from albert_cli.fine_tuning import driver  # pylint: disable=g-import-not-at-top (TensorFlow)
 
     def spelled(name, value):
         if isinstance(value, bool):
@@ -178,8 +177,11 @@ def fine_tune(**flag_values):
         FLAGS(["albert-classify"] + [spelled(name, value) for name, value in flag_values.items()])
     except FlagError as error:
         raise UsageError(str(error).splitlines()[0]) from None
-    task = make_task(FLAGS)
-    driver.run(task)
+    try:
+        task = make_task(FLAGS)
+        run_fine_tuning(task)
+    except ConfigError as error:
+        raise UsageError(flag_text(error)) from None
     results = os.path.join(FLAGS.output_dir, "eval_results.json")
     metrics = None
     if FLAGS.do_eval:

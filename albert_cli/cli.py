@@ -10,10 +10,10 @@ exit status 143; so does Ctrl-C (KeyboardInterrupt), exit status 130. Library mo
 
 import contextlib
 import errno
+import functools
 import math
 import os
 import sys
-import tempfile
 
 from absl import app
 
@@ -21,6 +21,8 @@ from albert_cli.bundled import resolve_command_line
 from albert_cli.plain_output import plain_output
 from albert_tf.error_text import NamesSettings, error_line
 from albert_tf.sigterm import on_sigterm
+from albert_tf.tasks import output_dirs, run_setup
+from albert_tf.tasks.config_error import ConfigError
 
 # Exit status after a SIGTERM (128 + 15, what the signal itself gives): stopped, nothing half-written.
 TERMINATED_EXIT_CODE = 143
@@ -126,17 +128,6 @@ def require_trainable_backend():
             f"KERAS_BACKEND={name}: expected one of {', '.join(KERAS_BACKENDS)} (docs/backends.md)")
 
 
-def keep_tensorflow_off_accelerators():
-    """On JAX and PyTorch TensorFlow only reads the data (tf.data): hide the GPUs from it, so that it
-    does not take their memory from the backend. Call before TensorFlow runs anything."""
-    import keras  # pylint: disable=g-import-not-at-top
-
-    if keras.backend.backend() != "tensorflow":
-        import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-        tf.config.set_visible_devices([], "GPU")
-
-
 def exit_terminated():
     """One line for a SIGTERM stop, exit status 143."""
     _exit_stopped("SIGTERM", TERMINATED_EXIT_CODE)
@@ -214,82 +205,27 @@ def require_positive_finite(flag, value):
     require(math.isfinite(value) and value > 0, f"--{flag} must be a finite number > 0, got {value}")
 
 
-def require_recompute_trainable(config):
-    """`--recompute` trains only without dropout in the encoder (recomputation would draw new masks)."""
-    require(
-        not (config.hidden_dropout_prob or config.attention_probs_dropout_prob),
-        f"--recompute needs hidden_dropout_prob and attention_probs_dropout_prob 0 in the config "
-        f"(recomputing a block draws new dropout masks), got {config.hidden_dropout_prob} and "
-        f"{config.attention_probs_dropout_prob}",
-    )
+def usage_errors(check):
+    """The library's `check` for a command: its ConfigError raised as the UsageError naming the flag."""
+
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as error:
+            raise UsageError(flag_text(error)) from None
+
+    return checked
 
 
-def require_output_dir(flag, path, create=True):
-    """`--flag` names a directory this process can write (created when `create`), else a UsageError.
-
-    Without `create` (an export directory, filled later) only its nearest existing parent is
-    checked. Remote paths (gs://...) are left to the first write.
-    """
-    require(path and path.strip(), f"--{flag} is empty; give a directory")
-    if "://" in path:
-        return
-    probe_dir = os.path.abspath(path)
-    while not os.path.lexists(probe_dir):  # the nearest existing part of the path, a dangling link included
-        probe_dir = os.path.dirname(probe_dir)
-    if os.path.islink(probe_dir) and not os.path.exists(probe_dir):
-        raise UsageError(f"--{flag}: {probe_dir} is a symbolic link to {os.readlink(probe_dir)!r}, which does not "
-                         "exist; give a directory")
-    require(not os.path.exists(path) or os.path.isdir(path), f"--{flag}: {path} is a file, not a directory")
-    try:
-        if create:
-            os.makedirs(path, exist_ok=True)
-            probe_dir = path
-        else:
-            require(os.path.isdir(probe_dir), f"--{flag}: cannot write to {path}: {probe_dir} is a file")
-        with tempfile.TemporaryFile(dir=probe_dir, prefix=".write-probe-"):
-            pass
-    except OSError as error:
-        raise UsageError(f"--{flag}: cannot write to {path} ({error.strerror or error})") from None
-
-
-def start_determinism(flag_values):
-    """`--deterministic`: op determinism, one inter-op thread and the seeds, set before TensorFlow
-    runs any op (so before the distribution strategy is made)."""
-    if flag_values.deterministic:
-        from albert_tf.training.determinism import make_deterministic  # pylint: disable=g-import-not-at-top
-
-        make_deterministic(flag_values.seed)
-
-
-def settle_kernels(flag_values):
-    """Decides `--kernels=auto` once, after the strategy is made (a TPU's devices are visible only
-    then), and writes the chosen set back to the flag, so every model of the run uses it; a set that
-    is not bit-identical from run to run with `--deterministic`, or is TensorFlow's off TensorFlow,
-    is a `UsageError`."""
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-
-    from albert_tf.kernels import choose  # pylint: disable=g-import-not-at-top
-
-    try:
-        flag_values.kernels = choose(flag_values.kernels, tf.config.list_logical_devices(),
-                                     flag_values.deterministic)
-    except ValueError as error:
-        with_deterministic = " with --deterministic" if flag_values.deterministic else ""
-        raise UsageError(f"--kernels={flag_values.kernels}{with_deterministic}: {error}") from None
+# The library's run checks (`albert_tf.tasks`), each on a command's flags.
+require_output_dir = usage_errors(output_dirs.require_output_dir)
+settle_kernels = usage_errors(run_setup.settle_kernels)
+require_recompute_trainable = usage_errors(run_setup.require_recompute_trainable)
 
 
 def load_init_checkpoint(model, path, extend_positions=None):
-    """`--init_checkpoint`, the same for every command: `checkpoints.load(model, path, ...)` (any
-    format it reads) loads the backbone always, and a head of `model` only when the checkpoint holds
-    it whole with the same shapes (a checkpoint fine-tuned on the same task); any other head starts
-    fresh. Logged; a bad checkpoint is a `UsageError` that names the flag."""
-    from absl import logging  # pylint: disable=g-import-not-at-top
+    """`albert_tf.tasks.model_inputs.load_init_checkpoint` for a command (TensorFlow: only when used)."""
+    from albert_tf.tasks.model_inputs import load_init_checkpoint as load  # pylint: disable=g-import-not-at-top
 
-    from albert_tf import checkpoints  # pylint: disable=g-import-not-at-top  (TensorFlow: only when used)
-
-    try:
-        report = checkpoints.load(model, path, extend_positions=extend_positions, heads_that_differ="fresh")
-    except (ValueError, FileNotFoundError) as error:
-        raise UsageError(f"--init_checkpoint: cannot initialise from {path}: {error}") from None
-    logging.info("init_checkpoint: %s", report)
-    return report
+    return usage_errors(load)(model, path, extend_positions)

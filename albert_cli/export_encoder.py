@@ -18,8 +18,8 @@ quiet_tensorflow()
 
 from albert_cli.bundled import SPM_MODEL, TINY_CONFIG
 from albert_cli import export_flags
-from albert_cli.export_version import check_export_version_is_new
-from albert_cli.tflite_output import LITERT, SAVED_MODEL, check_tflite_output, export_all
+from albert_tf.tasks.export_formats import LITERT, SAVED_MODEL, check_litert_output, export_all
+from albert_tf.tasks.output_dirs import check_export_version_is_new
 from albert_cli.cli import UsageError, load_init_checkpoint, require, require_output_dir, run_main
 from albert_tf.choices import EMBEDDING_POOLINGS
 
@@ -45,16 +45,17 @@ def main(argv):
     require_output_dir("export_dir", FLAGS.export_dir, create=False)
     check_export_version_is_new(FLAGS.export_dir, FLAGS.export_version, ("encoder", "preprocessing"))
     if FLAGS.export_tflite is not None:
-        check_tflite_output(FLAGS.export_tflite, "embedder", FLAGS.do_lower_case, "MediaPipe")
+        check_litert_output(FLAGS.export_tflite, "embedder", FLAGS.do_lower_case, "MediaPipe")
     # TensorFlow loads only past --help and the flag checks.
-    from albert_cli.fine_tuning_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.task_config import given_config_file  # pylint: disable=g-import-not-at-top
+    from albert_tf.tasks.model_inputs import inspected_init_checkpoint, model_config  # pylint: disable=g-import-not-at-top
     from albert_tf import AlbertModel  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.encoder_export import export_encoder  # pylint: disable=g-import-not-at-top
     from albert_tf.serving.litert.publish import export_tflite_embedder  # pylint: disable=g-import-not-at-top
     from albert_tf.text.tokenization import AlbertTokenizer  # pylint: disable=g-import-not-at-top
 
-    init_checkpoint = inspected_init_checkpoint(FLAGS)
-    config = model_config(FLAGS, init_checkpoint)
+    init_checkpoint = inspected_init_checkpoint(FLAGS.init_checkpoint)
+    config = model_config(given_config_file(FLAGS), FLAGS.init_checkpoint, init_checkpoint, FLAGS.albert_config_file)
     try:
         tokenizer = AlbertTokenizer(FLAGS.spm_model_file, do_lower_case=FLAGS.do_lower_case)
     except ValueError as error:
@@ -75,7 +76,7 @@ def main(argv):
         return export_tflite_embedder(encoder, FLAGS.export_tflite, FLAGS.spm_model_file, FLAGS.seq_length,
                                       pooling=FLAGS.tflite_pooling)
 
-    export_all([(LITERT, tflite_files if FLAGS.export_tflite is not None else None), (SAVED_MODEL, saved_models)])
+    export_all([(LITERT, tflite_files if FLAGS.export_tflite is not None else None), (SAVED_MODEL, saved_models)], print)
 
 
 def console_main():

@@ -26,7 +26,7 @@ from albert_cli.output_lock import lock_output_dir
 from albert_cli.pretraining_summary import metrics_text, summary_lines
 from albert_tf.choices import OPTIMIZER_NAMES, PRECISION_POLICIES, STRATEGY_NAMES
 from albert_cli.cli import (TERMINATED_EXIT_CODE, UsageError, flag_text, prefer_onednn, require, require_output_dir,
-                            require_recompute_trainable, run_main, settle_kernels)
+                            require_recompute_trainable, run_main, settle_kernels, usage_errors)
 from albert_tf.error_text import error_line
 from albert_tf.training.checkpoint_saving import remove_checkpoint_partials
 from albert_tf.json_text import parse_json
@@ -122,14 +122,17 @@ def strategy_name():
 
 
 def load_config(init_checkpoint):
-    from albert_cli.fine_tuning_inputs import check_init_checkpoint_sizes, model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.task_config import given_config_file  # pylint: disable=g-import-not-at-top
+    from albert_tf.tasks.model_inputs import check_init_checkpoint_sizes, model_config  # pylint: disable=g-import-not-at-top
 
     try:
-        config = model_config(FLAGS, init_checkpoint)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
+        config = usage_errors(model_config)(given_config_file(FLAGS), FLAGS.init_checkpoint, init_checkpoint,
+                                            FLAGS.albert_config_file)  # a Hugging Face / keras-hub --init_checkpoint's own, when no file is given
     except (ValueError, TypeError, KeyError) as error:
         raise UsageError(f"--albert_config_file: {FLAGS.albert_config_file}: {error}") from None
     if FLAGS.init_checkpoint:
-        check_init_checkpoint_sizes(FLAGS, config, init_checkpoint)
+        usage_errors(check_init_checkpoint_sizes)(given_config_file(FLAGS), FLAGS.init_checkpoint, config,
+                                                  init_checkpoint)
     require(FLAGS.max_seq_length <= config.max_position_embeddings,
             f"--max_seq_length ({FLAGS.max_seq_length}) exceeds max_position_embeddings "
             f"({config.max_position_embeddings}) of {FLAGS.albert_config_file}")
@@ -262,9 +265,9 @@ def main(argv):
     require_output_dir("output_dir", FLAGS.output_dir)
     tf.io.gfile.makedirs(placement.worker_dir)
     lock_output_dir("output_dir", placement.worker_dir)
-    from albert_cli.fine_tuning_inputs import inspected_init_checkpoint  # pylint: disable=g-import-not-at-top
+    from albert_tf.tasks.model_inputs import inspected_init_checkpoint  # pylint: disable=g-import-not-at-top
 
-    init_checkpoint = inspected_init_checkpoint(FLAGS)  # looked at once, for its config and its weights
+    init_checkpoint = inspected_init_checkpoint(FLAGS.init_checkpoint)  # looked at once, for its config and its weights
     config = load_config(init_checkpoint)
     if FLAGS.recompute:
         require_recompute_trainable(config)

@@ -10,7 +10,8 @@ import os
 import sys
 from typing import Callable
 
-from albert_cli.cli import UsageError, flag_text, keep_tensorflow_off_accelerators, start_determinism
+from albert_cli.cli import UsageError, flag_text
+from albert_tf.tasks.run_setup import keep_tensorflow_off_accelerators, start_determinism
 from albert_tf.error_text import SettingError
 
 

@@ -16,6 +16,7 @@ from absl import flags
 
 from albert_cli import export_flags, task_flags
 from albert_cli.command import fine_tuning_command
+from albert_tf.tasks import RaceConfig
 from albert_tf.choices import MAX_RACE_QUESTIONS
 
 FLAGS = flags.FLAGS
@@ -44,7 +45,7 @@ task_flags.refuse_empty("export_dir")
 export_flags.define_export_flags(MAX_RACE_QUESTIONS, rows="questions (4 model rows each)")
 flags.adopt_module_key_flags(export_flags)  # shown by --help
 
-console_main = fine_tuning_command(FLAGS, "race", "RaceTask", __name__)  # the `albert-race` command
+console_main = fine_tuning_command(FLAGS, "race", "RaceTask", RaceConfig, __name__)  # the `albert-race` command
 
 
 if __name__ == "__main__":

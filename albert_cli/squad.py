@@ -17,6 +17,7 @@ from absl import flags
 
 from albert_cli import export_flags, task_flags
 from albert_cli.command import fine_tuning_command
+from albert_tf.tasks import SquadConfig
 from albert_tf.choices import END_N_TOP, START_N_TOP
 
 FLAGS = flags.FLAGS
@@ -56,7 +57,7 @@ task_flags.refuse_empty("export_dir", "export_tflite")
 export_flags.define_export_flags(rows="questions", windows=True)
 flags.adopt_module_key_flags(export_flags)  # shown by --help
 
-console_main = fine_tuning_command(FLAGS, "squad", "SquadTask", __name__)  # the `albert-squad` command
+console_main = fine_tuning_command(FLAGS, "squad", "SquadTask", SquadConfig, __name__)  # the `albert-squad` command
 
 
 if __name__ == "__main__":

@@ -45,12 +45,13 @@ def refuse_overwriting_inputs(outputs, inputs):
     link): no tool replaces what it reads. `outputs`, `inputs`: (flag, path) pairs."""
     for output_flag, output in outputs:
         for input_flag, source in inputs:
-            if _same_file(output, source):
+            if same_file(output, source):
                 raise ValueError(f"{output_flag}: {output!r} is also an input ({input_flag} {source!r}); "
                                  "refusing to overwrite it")
 
 
-def _same_file(first, second):
+def same_file(first, second):
+    """Whether two paths name one file (by any name, link or hard link)."""
     if is_remote(first) or is_remote(second):
         return first == second
     if os.path.realpath(first) == os.path.realpath(second):

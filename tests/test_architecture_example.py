@@ -18,9 +18,11 @@ import sys
 from absl import app
 
 from albert_cli import classify
-from albert_cli.fine_tuning import driver
-from albert_cli.fine_tuning.glue import SplitData
+from albert_cli.command import run_fine_tuning
+from albert_cli.task_config import config_from_flags
 from albert_tf.glue import own_data
+from albert_tf.tasks import ClassifierConfig
+from albert_tf.tasks.classifier import SplitData
 
 FLAGS = classify.FLAGS
 PAIRS = own_data.own_task(("0", "1"), False, ["text", "text_pair"], ["accuracy"])
@@ -30,12 +32,12 @@ class PairData(SplitData):
     def __init__(self, path, tokenizer, cache_dir):
         rows = own_data.read_split(path, "text", "label", "text_pair", label_names=PAIRS.labels)
         split = os.path.splitext(os.path.basename(path))[0]
-        super().__init__(FLAGS, PAIRS, split, tokenizer, cache_dir, rows)
+        super().__init__(config_from_flags(ClassifierConfig, FLAGS), PAIRS, split, tokenizer, cache_dir, rows)
 
 
 with open(sys.argv.pop(1), encoding="utf-8") as handle:
     exec(handle.read())
-app.run(lambda argv: driver.run(ParaphraseTask(FLAGS)))
+app.run(lambda argv: run_fine_tuning(ParaphraseTask(config_from_flags(ClassifierConfig, FLAGS))))
 """
 
 PAIRS = [("the cat sat on the mat", "a cat was sitting on the mat", 1),

@@ -205,6 +205,19 @@ def _batches(labels, length=8):
     return tf.data.Dataset.from_tensor_slices((features, tf.constant(labels, tf.float32)[:, None])).batch(2)
 
 
+def _fine_tune_classifier(task, classifier, train, eval_set, train_steps, output_dir):
+    """Fine-tunes `classifier` on GLUE's `task` as the driver does (`evaluated_training.fine_tune`),
+    evaluating on `eval_set` every 2 steps."""
+    from albert_tf.glue import training
+    from albert_tf.training import evaluated_training
+    from albert_tf.training.optimization import fine_tuning_optimizer
+
+    optimizer = fine_tuning_optimizer("adamw", 1e-3, train_steps=train_steps, warmup_steps=0)
+    return evaluated_training.fine_tune(
+        training.logits_model(classifier), optimizer, train, lambda model: training.evaluate(task, model, [eval_set]),
+        task.selection_metric, train_steps, 2, output_dir, loss=training.task_loss(task), saved_model=classifier)
+
+
 def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
     from albert_tf.error_text import TrainingDiverged
     from albert_tf.training import evaluated_training
@@ -212,13 +225,10 @@ def test_fine_tuning_stops_on_a_non_finite_loss_and_saves_nothing(tmp_path):
     from albert_tf.glue.tasks import get_task
 
     task = get_task("sts-b")
-    classifier = _tiny_classifier(1)
-    optimizer = training.build_optimizer("adamw", 1e-3, train_steps=4, warmup_steps=0)
     train = _batches([1.0, float("nan")]).repeat()
     eval_set = training.EvalSet("", _batches([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0])
     with pytest.raises(TrainingDiverged, match=r"non-finite loss \(nan\) at step 1; stopped without saving"):
-        training.fine_tune(task, classifier, optimizer, train, [eval_set], train_steps=4, eval_every=2,
-                           output_dir=str(tmp_path))
+        _fine_tune_classifier(task, _tiny_classifier(1), train, eval_set, 4, str(tmp_path))
     assert not os.path.exists(tmp_path / evaluated_training.BEST_METRICS_FILE)
     assert not any(name.startswith("ckpt") for _, _, names in os.walk(tmp_path) for name in names)
 
@@ -811,11 +821,9 @@ def test_fine_tuning_output_dir_of_another_task_is_refused(tmp_path):
 
     def tune(task_name, labels):
         task = get_task(task_name)
-        classifier = _tiny_classifier(task.num_labels)
-        optimizer = training.build_optimizer("adamw", 1e-3, train_steps=2, warmup_steps=0)
         eval_set = training.EvalSet("", _batches(labels), labels)
-        return training.fine_tune(task, classifier, optimizer, _batches(labels).repeat(), [eval_set],
-                                  train_steps=2, eval_every=2, output_dir=str(tmp_path))
+        return _fine_tune_classifier(task, _tiny_classifier(task.num_labels), _batches(labels).repeat(), eval_set, 2,
+                                     str(tmp_path))
 
     tune("sts-b", [1.0, 2.0, 3.0, 4.0])
     before = sorted(os.listdir(tmp_path / "checkpoints"))
@@ -879,10 +887,8 @@ def test_evaluating_the_best_model_of_another_task_is_refused(tmp_path):
     task = get_task("sts-b")
     classifier = _tiny_classifier(task.num_labels)
     labels = [1.0, 2.0, 3.0, 4.0]
-    optimizer = training.build_optimizer("adamw", 1e-3, train_steps=2, warmup_steps=0)
-    training.fine_tune(task, classifier, optimizer, _batches(labels).repeat(),
-                       [training.EvalSet("", _batches(labels), labels)], train_steps=2, eval_every=2,
-                       output_dir=str(tmp_path))
+    _fine_tune_classifier(task, classifier, _batches(labels).repeat(), training.EvalSet("", _batches(labels), labels),
+                          2, str(tmp_path))
     with pytest.raises(ValueError, match=r"best model .* does not fit this task and config \(2 variable\(s\) differ"):
         evaluated_training.restore_best(_tiny_classifier(3), str(tmp_path))
     evaluated_training.restore_best(_tiny_classifier(1), str(tmp_path))
@@ -1042,7 +1048,8 @@ def test_a_second_run_on_one_output_dir_is_refused_naming_the_first(tmp_path, ma
 
 
 def test_the_lock_of_a_dead_run_is_taken_over(tmp_path):
-    from albert_cli.output_lock import LOCK_FILE, lock_output_dir
+    from albert_cli.output_lock import lock_output_dir
+    from albert_tf.tasks.output_lock import LOCK_FILE
 
     with lock_held(tmp_path) as holder:
         holder.kill()  # kill -9: the kernel drops its lock, its lock file stays
@@ -1209,12 +1216,13 @@ def test_litert_files_never_replace_a_model_and_appear_whole(tmp_path, monkeypat
 
 
 def test_a_litert_file_name_taken_by_a_link_to_nothing_is_refused_before_the_conversion(tmp_path):
-    from albert_cli.cli import UsageError
-    from albert_cli.tflite_output import check_tflite_output
+    from albert_tf.tasks import ConfigError
+    from albert_tf.tasks.export_formats import check_litert_output
 
     os.symlink("/nowhere", tmp_path / "classifier_float32.tflite")
-    with pytest.raises(UsageError, match="--export_tflite: .*classifier_float32.tflite exists"):
-        check_tflite_output(str(tmp_path), "classifier", True, "MediaPipe")
+    with pytest.raises(ConfigError, match="export_tflite: .*classifier_float32.tflite exists") as error:
+        check_litert_output(str(tmp_path), "classifier", True, "MediaPipe")
+    assert error.value.worded(lambda name: f"--{name}").startswith("--export_tflite: ")
 
 
 def test_without_hard_links_a_new_file_is_still_never_placed_over_another(tmp_path, monkeypatch):
@@ -1893,7 +1901,7 @@ def _read_feature_cache_sidecar(tmp_path, text):
 
 
 def _read_run_settings(tmp_path, text):
-    from albert_cli.run_settings import check_run_settings
+    from albert_tf.tasks.run_settings import check_run_settings
     _json_file(tmp_path, "run_settings.json", text)
     check_run_settings(str(tmp_path), {"task": "squad"})
 
@@ -1913,7 +1921,7 @@ def test_every_json_reader_names_its_file_for_deep_nesting_and_lone_surrogates(t
     with pytest.raises(Exception) as error:
         read(tmp_path, text)
     message = str(error.value)
-    assert type(error.value).__name__ in ("ValueError", "UsageError", "BadInput"), repr(error.value)
+    assert type(error.value).__name__ in ("ValueError", "ConfigError", "UsageError", "BadInput"), repr(error.value)
     assert str(tmp_path) in message and words in message and "\n" not in message, message
 
 

@@ -7,9 +7,9 @@ import os
 import pytest
 import tensorflow as tf
 
-from albert_cli.run_settings import (SETTINGS_FILE, check_resume, check_run_settings, read_run_settings,
-                                     record_run_settings, run_settings)
-from albert_cli.cli import UsageError
+from albert_tf.tasks import ConfigError
+from albert_tf.tasks.run_settings import (SETTINGS_FILE, check_resume, check_run_settings, read_run_settings,
+                                          record_run_settings, run_settings)
 from albert_tf.config import AlbertConfig
 from albert_tf.glue import features as glue_features
 from albert_tf.glue.examples import read_examples
@@ -143,9 +143,10 @@ def _trained(output_dir, record):
 ])
 def test_an_output_dir_of_another_run_says_what_is_there_and_what_was_expected(tmp_path, there, words):
     _trained(str(tmp_path), there)
-    with pytest.raises(UsageError) as error:
+    with pytest.raises(ConfigError) as error:
         check_run_settings(str(tmp_path), _settings())
-    assert all(word in str(error.value) for word in words), str(error.value)
+    message = error.value.worded(lambda name: f"--{name}")  # as the command says it
+    assert all(word in message for word in words), message
     check_run_settings(str(tmp_path), there)  # the same run continues
 
 
@@ -155,7 +156,7 @@ def test_run_settings_are_not_written_over_another_runs_checkpoints(tmp_path):
     record_run_settings(str(tmp_path), _settings(), {})
     assert not os.path.exists(tmp_path / SETTINGS_FILE)
     (tmp_path / SETTINGS_FILE).write_text("[1, 2")
-    with pytest.raises(UsageError, match="is unreadable"):
+    with pytest.raises(ConfigError, match="is unreadable"):
         check_run_settings(str(tmp_path), _settings())
 
 
@@ -166,7 +167,7 @@ def test_an_older_record_is_compared_on_the_keys_it_has_and_completed_by_trainin
     assert check_resume(str(tmp_path), {"seed": 1}) == []
     record_run_settings(str(tmp_path), _settings(), {"seed": 1})
     assert read_run_settings(str(tmp_path)) == {**_settings(), "training": {"seed": 1}}
-    with pytest.raises(UsageError, match="spm_model_sha256"):
+    with pytest.raises(ConfigError, match="spm_model_sha256"):
         check_run_settings(str(tmp_path), _settings(spm_model_file=TINY_CONFIG))
 
 

@@ -24,9 +24,10 @@ class Killed(BaseException):
 
 def _fine_tune(output_dir, train_steps=6):
     from albert_tf.glue import training
+    from albert_tf.training.optimization import fine_tuning_optimizer
 
     classifier = _tiny_classifier(2)
-    optimizer = training.build_optimizer("adamw", 1e-3, train_steps=train_steps, warmup_steps=0)
+    optimizer = fine_tuning_optimizer("adamw", 1e-3, train_steps=train_steps, warmup_steps=0)
     labels = [0.0, 1.0, 0.0, 1.0]
     return evaluated_training.fine_tune(
         training.logits_model(classifier), optimizer, _batches(labels).repeat(),

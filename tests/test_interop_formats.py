@@ -107,7 +107,8 @@ def test_fine_tuning_takes_the_config_beside_init_checkpoint(tmp_path):
     """A released tarball's or our run's `albert_config.json` is found without --albert_config_file."""
     from absl import flags  # pylint: disable=g-import-not-at-top
 
-    from albert_cli.fine_tuning_inputs import model_config  # pylint: disable=g-import-not-at-top
+    from albert_cli.task_config import given_config_file  # pylint: disable=g-import-not-at-top
+    from albert_tf.tasks.model_inputs import model_config  # pylint: disable=g-import-not-at-top
 
     flag_values = flags.FlagValues()
     flags.DEFINE_string("albert_config_file", os.path.join(parity.REPO, "configs", "albert_tiny.json"), "",
@@ -115,4 +116,4 @@ def test_fine_tuning_takes_the_config_beside_init_checkpoint(tmp_path):
     flags.DEFINE_string("init_checkpoint", None, "", flag_values=flag_values)
     CONFIG.to_json_file(str(tmp_path / "albert_config.json"))
     flag_values(["run", f"--init_checkpoint={tmp_path / 'model.ckpt-best'}"])
-    assert _model_keys(model_config(flag_values)) == _model_keys(CONFIG)
+    assert _model_keys(model_config(given_config_file(flag_values), flag_values.init_checkpoint)) == _model_keys(CONFIG)

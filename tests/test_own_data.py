@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -86,18 +85,19 @@ def test_the_dev_split_is_carved_from_train_by_its_own_seed(tmp_path):
 
 
 def test_glue_tasks_name_their_labels_as_tfds_does_and_label_names_overrides_them():
-    from albert_cli.cli import UsageError
-    from albert_cli.fine_tuning.glue import GlueFineTuning
+    from albert_tf.tasks import ClassifierConfig, ConfigError
+    from albert_tf.tasks.classifier import GlueFineTuning
 
     def task(name, label_names=None):
-        return GlueFineTuning(types.SimpleNamespace(task_name=name, label_names=label_names)).glue_task
+        return GlueFineTuning(ClassifierConfig(task_name=name, label_names=label_names)).glue_task
 
     assert (task("SST-2").labels, task("SST-2").label_names) == (("0", "1"), ("negative", "positive"))
     assert task("rte").label_names == ("entailment", "not_entailment")  # names already
     assert task("SST-2", ["bad", "good"]).label_names == ("bad", "good")
     assert task("SST-2", ["bad", "good"]).labels == ("0", "1")  # the submission files keep GLUE's
-    with pytest.raises(UsageError, match=r"--label_names: SST-2 has 2 labels \(0, 1\), got 3 name"):
+    with pytest.raises(ConfigError, match=r"label_names: SST-2 has 2 labels \(0, 1\), got 3 name") as error:
         task("SST-2", ["a", "b", "c"])
+    assert error.value.worded(lambda name: f"--{name}").startswith("--label_names: SST-2 has 2 labels")
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from albert_tf.glue.metrics import majority_baseline
 from albert_tf.glue.tasks import get_task
 from albert_tf.models import AlbertClassifier, copied
 from albert_tf.text.tokenization import AlbertTokenizer
+from albert_tf.training.optimization import fine_tuning_optimizer
 
 
 def split_data(task, split, setup):
@@ -31,8 +32,8 @@ def fine_tune_and_score(backbone, setup):
     classifier = AlbertClassifier(backbone=copy, num_labels=task.num_labels)
     model = training.logits_model(classifier)
     model.compile(
-        optimizer=training.build_optimizer("adamw", setup.finetune_learning_rate, setup.finetune_steps,
-                                           setup.finetune_steps // 10),
+        optimizer=fine_tuning_optimizer("adamw", setup.finetune_learning_rate, setup.finetune_steps,
+                                        setup.finetune_steps // 10),
         loss=training.task_loss(task),
     )
     train = glue_features.make_dataset(task, train_path, setup.finetune_batch_size,

@@ -1,4 +1,4 @@
-"""GLUE fine-tuning: the task's loss, optimizer and metrics on `albert_tf.training.evaluated_training`
+"""GLUE fine-tuning: the task's loss and metrics for `albert_tf.training.evaluated_training`
 (evaluation on a schedule, the best checkpoint kept by the task's metric)."""
 
 import collections
@@ -7,9 +7,8 @@ import weakref
 import keras
 import numpy as np
 
-from albert_tf.training import evaluated_training, keras_predict
+from albert_tf.training import keras_predict
 from albert_tf.glue.metrics import task_metrics
-from albert_tf.training.optimization import create_optimizer
 
 EvalSet = collections.namedtuple("EvalSet", ["prefix", "dataset", "labels"])
 EvalSet.__doc__ = """A dev split: metric-name prefix ("" or "mismatched_"), its dataset, its labels."""
@@ -49,29 +48,8 @@ def task_loss(task):
     return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
-def build_optimizer(name, learning_rate, train_steps, warmup_steps, mixed_precision=None):
-    """The original's fine-tuning optimizer: weight decay 0.01, global-norm clip 1.0, linear decay."""
-    optimizer = create_optimizer(
-        name, learning_rate, num_train_steps=train_steps, num_warmup_steps=warmup_steps,
-        global_clipnorm=1.0,
-    )
-    if mixed_precision == "mixed_float16":
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-    return optimizer
-
-
-def fine_tune(task, classifier, optimizer, train_dataset, eval_sets, train_steps, eval_every,
-              output_dir, keep_checkpoint_max=5, jit_compile=False):
-    """Trains `classifier` for `train_steps`, evaluating every `eval_every` (`evaluated_training`);
-    returns {"step": best step, "metrics": its dev metrics}. Call under the strategy's scope."""
-    return evaluated_training.fine_tune(
-        logits_model(classifier), optimizer, train_dataset, lambda model: evaluate(task, model, eval_sets),
-        task.selection_metric, train_steps, eval_every, output_dir, keep_checkpoint_max=keep_checkpoint_max,
-        jit_compile=jit_compile, loss=task_loss(task), saved_model=classifier)
-
-
 def summarize_seeds(task, records):
-    """Mean, standard deviation and best of each dev metric over seeds (records from `fine_tune`)."""
+    """Mean, standard deviation and best of each dev metric over seeds (records of `evaluated_training.fine_tune`)."""
     summary = {}
     for name in records[0]["metrics"]:
         values = np.array([record["metrics"][name] for record in records], np.float64)

@@ -217,3 +217,13 @@ def create_optimizer(
     optimizer_class = Lamb if name == "lamb" else AdamWeightDecay
     return optimizer_class(learning_rate=schedule, weight_decay_rate=weight_decay_rate, **kwargs)
 
+
+
+def fine_tuning_optimizer(name, learning_rate, train_steps, warmup_steps, mixed_precision=None):
+    """The original's fine-tuning optimizer, for every task: weight decay 0.01, global-norm clip 1.0,
+    linear decay; `mixed_precision="mixed_float16"` adds dynamic loss scaling."""
+    optimizer = create_optimizer(name, learning_rate, num_train_steps=train_steps, num_warmup_steps=warmup_steps,
+                                 global_clipnorm=1.0)
+    if mixed_precision == "mixed_float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
