@@ -3,6 +3,7 @@
 import dataclasses
 
 from albert_tf.choices import MAX_RACE_QUESTIONS
+from albert_tf.preprocessors.packing import special_tokens
 from albert_tf.tasks.config import FineTuningConfig
 from albert_tf.tasks.config_error import require
 
@@ -33,6 +34,6 @@ class RaceConfig(FineTuningConfig):
         require(self.data_dir or not (self.do_train or self.do_eval or self.do_predict), "data_dir",
                 "{data_dir} is needed (the folder holding RACE/)")
         require(not (self.high_only and self.middle_only), "high_only", "{high_only} and {middle_only} exclude each other")
-        require(self.max_qa_length <= self.max_seq_length - 3, "max_qa_length",
+        require(self.max_qa_length <= self.max_seq_length - special_tokens(2), "max_qa_length",
                 "{max_qa_length} {qa} leaves no room in {max_seq_length} {length} for [CLS] [SEP] [SEP]",
                 qa=self.max_qa_length, length=self.max_seq_length)

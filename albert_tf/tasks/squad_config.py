@@ -3,6 +3,7 @@
 import dataclasses
 
 from albert_tf.choices import END_N_TOP, MAX_WINDOWS, START_N_TOP
+from albert_tf.preprocessors.squad_windowing import SquadWindowing
 from albert_tf.tasks.config import FineTuningConfig
 from albert_tf.tasks.config_error import require
 
@@ -49,13 +50,17 @@ class SquadConfig(FineTuningConfig):
                 value=self.num_train_epochs)
         require(0 <= self.warmup_proportion < 1, "warmup_proportion",
                 "{warmup_proportion} must be in [0, 1), got {value}", value=self.warmup_proportion)
-        require(self.max_seq_length > self.max_query_length + 3, "max_seq_length",
+        require(self.windowing().doc_budget(self.max_query_length) >= 1, "max_seq_length",
                 "{max_seq_length} {length} leaves no room for the paragraph after {max_query_length} {query} and "
                 "[CLS] [SEP] [SEP]", length=self.max_seq_length, query=self.max_query_length)
         require(self.start_n_top <= self.max_seq_length and self.end_n_top <= self.max_seq_length, "start_n_top",
                 "{start_n_top} and {end_n_top} must not exceed {max_seq_length}")
         require(self.export_tflite is None or self.export_tflite.strip(), "export_tflite",
                 "{export_tflite} is empty; give a directory")
+
+    def windowing(self):
+        """The window rules these settings give (the feature files' and the export's)."""
+        return SquadWindowing(self.max_seq_length, self.doc_stride, self.max_query_length)
 
     def export_options(self):
         return dict(super().export_options(), max_windows=self.export_max_windows)
