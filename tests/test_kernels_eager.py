@@ -22,14 +22,21 @@ assert eager.kernels == "eager" and eager.kernel_set.name == "eager"
 inputs = kind_inputs("pretraining", config.vocab_size)
 
 # Inference: every block once (the rows of the last come from it), where the reference runs the
-# last block a second time at [CLS] and the masked positions.
+# last block a second time at [CLS] and the masked positions; each group's Q/K/V kernels and
+# biases joined once for the pass, not once per layer that shares them.
 attended = {}
+joins, concatenate = [], keras.ops.concatenate
+keras.ops.concatenate = lambda values, **kwargs: joins.append(len(values)) or concatenate(values, **kwargs)
 for model in (reference, eager):
     kernel_set, attend = model.kernel_set, type(model.kernel_set).attend
     kernel_set.attend = lambda *args, kernel_set=kernel_set, attend=attend: (
         attended.__setitem__(kernel_set.name, attended.get(kernel_set.name, 0) + 1) or attend(kernel_set, *args))
 want, got = (flat_outputs(model(inputs, training=False)) for model in (reference, eager))
+keras.ops.concatenate = concatenate
 blocks = config.num_hidden_layers * config.inner_group_num
+attention_layers = {id(attention) for attention, _ in eager.albert.encoder.blocks()}
+assert config.num_hidden_layers > config.num_hidden_groups and len(attention_layers) < blocks
+assert joins == [3, 3] * len(attention_layers), joins
 assert attended == {"reference": blocks + 1, "eager": blocks}, attended
 for name in want:
     np.testing.assert_allclose(got[name], want[name], atol=1e-5, rtol=0, err_msg=name)

@@ -9,9 +9,6 @@
 Measured against keras-hub and the reference set in `bench/bench_model.py`.
 """
 
-import contextlib
-import threading
-
 import tensorflow as tf
 
 from albert_tf.kernels import xla_elementwise
@@ -19,6 +16,7 @@ from albert_tf.kernels.add_and_norm import add_and_norm
 from albert_tf.kernels.dense_2d import dense_2d, stacked_dense_2d
 from albert_tf.kernels.gelu import gelu
 from albert_tf.kernels.masked_softmax import masked_softmax
+from albert_tf.kernels.pass_state import PassState
 from albert_tf.kernels.weight_casts import WeightCasts
 from albert_tf.layers.activations import get_activation
 from albert_tf.layers.reference_kernels import ReferenceKernels
@@ -28,22 +26,14 @@ class CpuKernels(ReferenceKernels):
     name = "cpu"
 
     def __init__(self):
-        # The weight casts of the forward pass being traced; per thread, because
-        # MirroredStrategy traces its replicas' passes concurrently.
-        self._current = threading.local()
+        self._casts = PassState()
 
-    @contextlib.contextmanager
-    def forward_pass(self):
-        outer = getattr(self._current, "casts", None)
-        self._current.casts = self.pass_weight_casts()
-        try:
-            yield
-        finally:
-            self._current.casts = outer
+    def forward_pass(self, recompute=False):
+        return self._casts.holding(self.pass_weight_casts())
 
     def casts(self):
         """The current pass's `WeightCasts` (a fresh one outside a pass)."""
-        return getattr(self._current, "casts", None) or self.pass_weight_casts()
+        return self._casts.current() or self.pass_weight_casts()
 
     def pass_weight_casts(self):
         """What shares the weights' casts within one pass."""

@@ -4,8 +4,10 @@ on two threads each waits for both; on a loaded machine that wait, not the arith
 time (docs/benchmarks.md, "PyTorch, op by op").
 
 - Query, key and value are one matmul against their kernels side by side, and one per weight
-  gradient. The kernels are joined at every call (a copy of 3 H x H floats): a join kept for the
-  whole pass would cross `keras.remat`'s boundaries, which JAX refuses.
+  gradient. The kernels (and biases) are joined once per forward pass, in their own dtype, and
+  reused by every block that shares them (cast to the compute dtype at each use, as the
+  reference's layers cast their kernels). With `recompute` they are joined at every call: a join kept
+  for the pass would cross `keras.remat`'s boundaries, which JAX refuses.
 - Attention is the backend's fused `dot_product_attention` (PyTorch's
   `scaled_dot_product_attention`), the same softmax(QK^T * scale + bias) V in one call, where
   dropout on the probabilities is inactive (inference, or a rate of 0): the fused op cannot take
@@ -21,6 +23,7 @@ In `keras.ops` like the reference, so it runs on every backend.
 
 from keras import ops
 
+from albert_tf.kernels.pass_state import PassState
 from albert_tf.layers.attention_heads import split_heads
 from albert_tf.layers.reference_kernels import ReferenceKernels
 from albert_tf.layers.rows import gather_rows
@@ -32,13 +35,33 @@ _HEADS_AXIS_SWAP = (0, 2, 1, 3)
 class EagerKernels(ReferenceKernels):
     name = "eager"
 
+    def __init__(self):
+        # {variables' ids: (variables, their join)} of the current pass; None: join at each call.
+        self._joins = PassState()
+
+    def forward_pass(self, recompute=False):
+        return self._joins.holding(None if recompute else {})
+
     def project_heads(self, layers, inputs, num_heads):
         dtype = layers[0].compute_dtype
-        kernel = ops.cast(ops.concatenate([layer.kernel for layer in layers], axis=-1), dtype)
+        kernel = ops.cast(self._side_by_side([layer.kernel for layer in layers]), dtype)
         projected = ops.matmul(ops.cast(inputs, dtype), kernel)
         if layers[0].bias is not None:
-            projected = projected + ops.cast(ops.concatenate([layer.bias for layer in layers], axis=-1), dtype)
+            projected = projected + ops.cast(self._side_by_side([layer.bias for layer in layers]), dtype)
         return [split_heads(part, num_heads) for part in ops.split(projected, len(layers), axis=-1)]
+
+    def _side_by_side(self, variables):
+        """`variables` joined along their last axis, once per pass where the pass keeps joins."""
+        if len(variables) == 1:
+            return variables[0]
+        joins = self._joins.current()
+        if joins is None:
+            return ops.concatenate(variables, axis=-1)
+        key = tuple(id(variable) for variable in variables)
+        if key not in joins:
+            # The variables are kept with their join so that their ids cannot be reused meanwhile.
+            joins[key] = (variables, ops.concatenate(variables, axis=-1))
+        return joins[key][1]
 
     def attend(self, query, key, value, bias, scale, dropout, training):
         if training and dropout.rate > 0:

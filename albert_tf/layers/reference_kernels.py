@@ -22,8 +22,10 @@ class ReferenceKernels:
 
     name = "reference"
 
-    def forward_pass(self):
-        """Encloses one forward pass of the encoder (a kernel set may share work within it)."""
+    def forward_pass(self, recompute=False):
+        """Encloses one forward pass of the encoder: a kernel set may share work among its blocks
+        within it, unless `recompute` (each block runs again alone in the backward pass, under
+        JAX in a trace of its own, so none may use what another computed)."""
         return contextlib.nullcontext()
 
     def dense(self, layer, inputs, activation="linear"):

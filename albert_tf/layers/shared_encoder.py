@@ -178,7 +178,7 @@ class SharedTransformerEncoder(Float32Outputs, keras.layers.Layer):
     def call(self, hidden_states, input_mask, output_positions, training=None):
         bias = attention_bias(input_mask)
         outputs = []
-        with self.kernels.forward_pass():
+        with self.kernels.forward_pass(recompute=self.recompute):
             for attention, ffn in self.blocks():
                 block_input = hidden_states
                 hidden_states = self._run_block(attention, ffn, hidden_states, bias, training)
