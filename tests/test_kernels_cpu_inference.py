@@ -108,6 +108,31 @@ def test_model_inference_runs_the_fused_onednn_kernels(shapes, policy):  # dynam
     assert xla_kernels(infer, inputs) == ({"_add_and_norm_forward"} if shapes == "static" else set())
 
 
+def test_model_inference_moves_no_more_data_than_before_the_keras_ops_move():
+    # bench/bench_model.py's inference function (both outputs, so the last block also runs at
+    # [CLS]): the data-moving kernels it ran before the layers moved to keras.ops (issue 57), all
+    # oneDNN's. Transposes: one head merge per block run (layers + 1) and the per-head kernels'
+    # three layouts per pass (Q/K/V for the full blocks, Q and K/V for the [CLS] block).
+    config = tiny()
+    layers = config.num_hidden_layers
+    model = AlbertModel(config, kernels="cpu_inference")
+    inputs = {k: tf.constant(v) for k, v in backbone_inputs(batch_for(config)).items()}
+
+    @tf.function
+    def infer(batch):
+        outputs = model(batch, training=False)
+        return outputs["sequence_output"], outputs["pooled_output"]
+
+    ran = executed_op_types(infer, inputs)
+    assert ran["_MklTranspose"] == layers + 1 + 3, ran
+    assert ran["Cast"] == 1, ran  # the mask to float32: no precision casts
+    assert ran["GatherV2"] == 3 and ran["ConcatV2"] == 1, ran  # two embeddings, the rows; their positions
+    assert not {"Transpose", "MatMul", "BatchMatMulV2", "Softmax", "Einsum"} & set(ran), ran  # all oneDNN
+    # What the move added: keras.ops.take wraps negative indices (a compare and a select on each
+    # gather's int32 ids), not data movement.
+    assert ran["Less"] == ran["SelectV2"] == 3, ran
+
+
 def inference_in_both_forms(model, inputs):
     """{"onednn" | "portable": outputs}: `model` (the reference kernels) and its "cpu_inference"
     copy, each traced."""
