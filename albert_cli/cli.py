@@ -8,12 +8,15 @@ SIGTERM unwinds the same way (`Terminated`: partial outputs removed on the way o
 exit status 143; so does Ctrl-C (KeyboardInterrupt), exit status 130. Library modules never import this one.
 """
 
+import _thread
 import contextlib
 import errno
 import functools
 import math
 import os
+import signal
 import sys
+import time
 
 from absl import app
 
@@ -58,6 +61,34 @@ def _raise_terminated(signum, frame):
     del frame
     _SIGTERM_RECEIVED.append(signum)
     raise Terminated()
+
+
+def _sigterm_soon():
+    time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _stops_not_swallowed():
+    """A `Terminated` raised where Python ignores errors (a garbage-collector callback, such as
+    JAX's, or a `__del__`) would be lost and the command would run to its end: the SIGTERM is
+    sent again from another thread a moment later (sent from the hook, it would be raised inside
+    the hook and ignored again; ignored again, it is sent again), and stops the command at its
+    next step."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, Terminated):
+            # The low-level start: `threading.Thread.start` waits, and the stop would land there.
+            _thread.start_new_thread(_sigterm_soon, ())
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 def flag_text(error):
@@ -106,7 +137,7 @@ def run_main(main, argv=None, help_module=None):
     # SIGTERM (a stop, a preemption) unwinds like an error: partial outputs are removed, one line.
     # absl would print its whole usage text for a bad flag; one line names the flag instead.
     try:
-        with on_sigterm(_raise_terminated):
+        with on_sigterm(_raise_terminated), _stops_not_swallowed():
             app.run(guarded, argv=argv, flags_parser=_parse_flags_or_usage_error)
     except UsageError as error:
         exit_with_usage_error(error)

@@ -1381,6 +1381,35 @@ def test_sigterm_or_ctrl_c_in_any_script_is_one_line_and_removes_partial_files(t
     assert os.listdir(tmp_path) == []  # not even the hidden temporary file
 
 
+SIGTERM_INSIDE_A_DESTRUCTOR = """
+import os, signal, sys, time
+from albert_cli.cli import run_main
+from albert_tf.io_utils import atomic_open
+class StoppedInside:
+    def __del__(self):  # as JAX's garbage-collector callback: Python ignores what it raises
+        signal.raise_signal(signal.SIGTERM)
+        sum(range(1000))
+def main(argv):
+    with atomic_open(os.path.join(sys.argv[1], "out.txt")) as handle:
+        handle.write("half")
+        StoppedInside()
+        started = time.monotonic()
+        while time.monotonic() < started + 5:  # the next steps, a command's work
+            sum(range(10))
+        print("ran on after the stop", file=sys.stderr)
+run_main(main, argv=sys.argv[:1])
+"""
+
+
+def test_sigterm_raised_where_python_ignores_errors_still_stops_the_command(tmp_path):
+    finished = subprocess.run([sys.executable, "-c", SIGTERM_INSIDE_A_DESTRUCTOR, str(tmp_path)], cwd=REPO,
+                              capture_output=True, text=True, timeout=120)
+    code, stderr = finished.returncode, finished.stderr
+    assert "ran on after the stop" not in stderr
+    assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.slow
 def test_sigterm_during_an_encoder_export_leaves_nothing_and_says_so(tmp_path):
     import tensorflow as tf
