@@ -1402,9 +1402,7 @@ run_main(main, argv=sys.argv[:1])
 
 
 def test_sigterm_raised_where_python_ignores_errors_still_stops_the_command(tmp_path):
-    finished = subprocess.run([sys.executable, "-c", SIGTERM_INSIDE_A_DESTRUCTOR, str(tmp_path)], cwd=REPO,
-                              capture_output=True, text=True, timeout=120)
-    code, stderr = finished.returncode, finished.stderr
+    code, stderr = run_script("-c", SIGTERM_INSIDE_A_DESTRUCTOR, str(tmp_path))
     assert "ran on after the stop" not in stderr
     assert_one_line(code, stderr, 143, "stopped by SIGTERM", "no partial output was kept")
     assert os.listdir(tmp_path) == []

@@ -6,8 +6,8 @@ time (docs/benchmarks.md, "PyTorch, op by op").
 - Query, key and value are one matmul against their kernels side by side, and one per weight
   gradient. The kernels (and biases) are joined once per forward pass, in their own dtype, and
   reused by every block that shares them (cast to the compute dtype at each use, as the
-  reference's layers cast their kernels). With `recompute` they are joined at every call: a join kept
-  for the pass would cross `keras.remat`'s boundaries, which JAX refuses.
+  reference's layers cast their kernels). With `recompute` they are joined at every call: a
+  join kept for the pass would cross `keras.remat`'s boundaries, which JAX refuses.
 - Attention is the backend's fused `dot_product_attention` (PyTorch's
   `scaled_dot_product_attention`), the same softmax(QK^T * scale + bias) V in one call, where
   dropout on the probabilities is inactive (inference, or a rate of 0): the fused op cannot take

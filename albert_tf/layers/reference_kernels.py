@@ -24,8 +24,9 @@ class ReferenceKernels:
 
     def forward_pass(self, recompute=False):
         """Encloses one forward pass of the encoder: a kernel set may share work among its blocks
-        within it, unless `recompute` (each block runs again alone in the backward pass, under
-        JAX in a trace of its own, so none may use what another computed)."""
+        within it. `recompute`: the blocks run again one by one in the backward pass
+        (`keras.remat`), on JAX each in a trace of its own, which cannot use a tensor another's
+        computed."""
         return contextlib.nullcontext()
 
     def dense(self, layer, inputs, activation="linear"):
