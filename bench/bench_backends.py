@@ -2,9 +2,11 @@
 
 One `bench/accelerator_step.py` process per backend (a process has one backend), one after the
 other in one run; inside each, ours and keras-hub's training step and batch inference are timed in
-interleaved rounds. Prints a markdown table: time per step, GFLOP/s, and keras-hub's time over ours
-(above 1: ours is faster). When a backend's run fails, keras-hub is measured alone there and our
-model's error (its last line) is printed under the table.
+interleaved rounds. Prints a markdown table: our kernel set, time per step, GFLOP/s, and keras-hub's
+time over ours (above 1: ours is faster). Ours runs with what the commands' `--kernels=auto` picks on
+each backend unless `--kernels` names one set (`reference`: the plain path, the same on all three).
+When a backend's run fails, keras-hub is measured alone there and our model's error (its last line)
+is printed under the table.
 
     python bench/bench_backends.py                                  # albert-base, batch 8 / 32, seq 128
     python bench/bench_backends.py --train_batch 2 --infer_batch 4 --seq 64 --steps 3
@@ -30,6 +32,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from tensorflow,jax,torch")
     add_workload_flags(parser)
+    parser.set_defaults(kernels="auto")
     parser.add_argument("--json", help="also write every backend's results here")
     args = parser.parse_args(argv)
     args.backends = comma_list(parser, "backends", args.backends, BACKENDS)
@@ -62,9 +65,9 @@ def run_backend(backend, args, directory, systems):
 
 
 def table(reports):
-    """Markdown rows: backend, kind, ours and keras-hub's ms/step and GFLOP/s, keras-hub / ours."""
-    lines = ["| backend (device) | case | ours ms/step | keras-hub ms/step | ours GFLOP/s | keras-hub GFLOP/s "
-             "| keras-hub time / ours |", "|---|---|---|---|---|---|---|"]
+    """Markdown rows: backend, kind, our kernels, ours and keras-hub's ms/step and GFLOP/s, keras-hub / ours."""
+    lines = ["| backend (device) | case | ours' kernels | ours ms/step | keras-hub ms/step | ours GFLOP/s "
+             "| keras-hub GFLOP/s | keras-hub time / ours |", "|---|---|---|---|---|---|---|---|"]
     for report in reports:
         rows = {(row["system"], row["kind"]): row for row in report["rows"]}
         for kind in ("train", "infer") if rows else ():
@@ -75,6 +78,7 @@ def table(reports):
 
             ratio = f"{hub['seconds_per_step'] / ours['seconds_per_step']:.2f}" if ours and hub else "-"
             lines.append(f"| {report['device']} | {kind} {(ours or hub)['batch']} x {(ours or hub)['seq']} "
+                         f"| {report.get('kernels', '-') if ours else '-'} "
                          f"| {cell(ours, 'seconds_per_step', 1e3, 1)} | {cell(hub, 'seconds_per_step', 1e3, 1)} "
                          f"| {cell(ours, 'tflops_per_second', 1e3, 2)} | {cell(hub, 'tflops_per_second', 1e3, 2)} "
                          f"| {ratio} |")

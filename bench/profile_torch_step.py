@@ -4,8 +4,9 @@ Keras runs eagerly on PyTorch, so every op of the model is one ATen call; `torch
 each. Builds both systems as `bench/accelerator_step.py` does (same models, inputs, LAMB step),
 times each case in interleaved rounds, wall and process CPU seconds, then profiles one more call
 of each and prints its ops by self CPU time, with the number of calls and, with `--shapes`, their
-input shapes. `--threads 1` makes CPU seconds a fair comparison on a loaded machine: two threads
-sharing busy cores wait for each other at every parallel op.
+input shapes, and how many Keras layer calls one call makes (each costs Python time beyond its
+ops). `--threads 1` makes CPU seconds a fair comparison on a loaded machine: two threads sharing
+busy cores wait for each other at every parallel op.
 
     KERAS_BACKEND=torch python bench/profile_torch_step.py --train_batch 2 --infer_batch 4 --seq 64 \\
         --masked 10 --steps 3 --threads 1
@@ -54,6 +55,24 @@ def op_table(run, top, shapes):
     return averages.table(sort_by="self_cpu_time_total", row_limit=top), matmuls
 
 
+def layer_calls(run):
+    """How many times one call of `run` calls a Keras layer (`Layer.__call__`, models included)."""
+    import keras
+
+    original, calls = keras.layers.Layer.__call__, []
+
+    def counted(layer, *args, **kwargs):
+        calls.append(layer)
+        return original(layer, *args, **kwargs)
+
+    keras.layers.Layer.__call__ = counted
+    try:
+        run()
+    finally:
+        keras.layers.Layer.__call__ = original
+    return len(calls)
+
+
 def main(argv=None):
     args = parse_args(argv)
     import torch
@@ -77,7 +96,7 @@ def main(argv=None):
         table, matmuls = op_table(run, args.top, args.shapes)
         print(f"\n{system} {kind}: {median(wall[(system, kind)]) * 1e3:.1f} ms/step wall, "
               f"{median(cpu[(system, kind)]) * 1e3:.1f} ms CPU (medians of {args.steps}); "
-              f"{matmuls} matmul calls\n{table}", flush=True)
+              f"{matmuls} matmul calls, {layer_calls(run)} Keras layer calls\n{table}", flush=True)
     print(f"load {load_average()} at the end", flush=True)
 
 

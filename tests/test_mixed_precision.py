@@ -76,10 +76,11 @@ def test_no_value_is_cast_down_and_back_up(training, kernels):
     assert not round_trips, round_trips
 
 
+@pytest.mark.parametrize("kernels", ["reference", "eager"])
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
-def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy):
+def test_residual_stream_and_layer_norm_outputs_are_full_float32(policy, kernels):
     config = tiny(num_hidden_layers=3)
-    model = AlbertModel(config, dtype=policy)
+    model = AlbertModel(config, dtype=policy, kernels=kernels)
     outputs = model(backbone_inputs(batch_for(config)))
     half = "bfloat16" if policy == "mixed_bfloat16" else "float16"
     for layer_output in outputs["encoder_outputs"]:

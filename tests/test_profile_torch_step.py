@@ -9,7 +9,7 @@ from test_accelerator_step import INFER_BATCH, MASKED, SEQ, TINY, TRAIN_BATCH
 SCRIPT = "bench/profile_torch_step.py"
 
 
-def test_profiles_every_case_with_its_ops_and_matmul_calls(tmp_path):
+def test_profiles_every_case_with_its_ops_matmul_calls_and_layer_calls(tmp_path):
     config = tmp_path / "albert_config.json"
     config.write_text(json.dumps(TINY))
     stdout = run_script_on_backend(
@@ -20,7 +20,9 @@ def test_profiles_every_case_with_its_ops_and_matmul_calls(tmp_path):
         for kind in ("train", "infer"):
             header = next(line for line in stdout.splitlines() if line.startswith(f"{system} {kind}: "))
             assert "ms/step wall" in header and "ms CPU" in header
-            assert int(header.split("; ")[-1].split()[0]) > 0, header  # its matmul calls
+            matmuls, layers = header.split("; ")[-1].split(", ")
+            assert matmuls.endswith(" matmul calls") and int(matmuls.split()[0]) > 0, header
+            assert layers.endswith(" Keras layer calls") and int(layers.split()[0]) > 0, header
     assert stdout.count("Self CPU time total") == 4  # one op table per case
 
 

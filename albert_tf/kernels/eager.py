@@ -13,6 +13,10 @@ time (docs/benchmarks.md, "PyTorch, op by op").
   dropout on the probabilities is inactive (inference, or a rate of 0): the fused op cannot take
   Keras' dropout, so training with it takes the reference's path. Under mixed precision the fused
   softmax runs in the compute dtype, the reference's in float32.
+- Dense layers and LayerNorms are computed from their variables, and inactive dropout skipped,
+  not called as Keras layers: each Keras layer call costs Python time beyond its ops, and these
+  were 84 of an albert-base forward's 116 (docs/benchmarks.md). The ops are the layers' own
+  (`Dense`'s matmul and bias add in its compute dtype, `ops.layer_normalization`).
 - The last block's rows (`last_block_rows`) come from the full last block in inference: op by op
   nothing is pruned, the full block is computed anyway, so running it again at the rows is waste.
   Training runs them again: that block's forward and backward (keys and values over every row,
@@ -24,6 +28,7 @@ In `keras.ops` like the reference, so it runs on every backend.
 from keras import ops
 
 from albert_tf.kernels.pass_state import PassState
+from albert_tf.layers.activations import get_activation
 from albert_tf.layers.attention_heads import split_heads
 from albert_tf.layers.reference_kernels import ReferenceKernels
 from albert_tf.layers.rows import gather_rows
@@ -42,12 +47,13 @@ class EagerKernels(ReferenceKernels):
     def forward_pass(self, recompute=False):
         return self._joins.holding(None if recompute else {})
 
+    def dense(self, layer, inputs, activation="linear"):
+        return get_activation(activation)(_affine(inputs, layer.kernel, layer.bias, layer.compute_dtype))
+
     def project_heads(self, layers, inputs, num_heads):
-        dtype = layers[0].compute_dtype
-        kernel = ops.cast(self._side_by_side([layer.kernel for layer in layers]), dtype)
-        projected = ops.matmul(ops.cast(inputs, dtype), kernel)
-        if layers[0].bias is not None:
-            projected = projected + ops.cast(self._side_by_side([layer.bias for layer in layers]), dtype)
+        kernel = self._side_by_side([layer.kernel for layer in layers])
+        bias = None if layers[0].bias is None else self._side_by_side([layer.bias for layer in layers])
+        projected = _affine(inputs, kernel, bias, layers[0].compute_dtype)
         return [split_heads(part, num_heads) for part in ops.split(projected, len(layers), axis=-1)]
 
     def _side_by_side(self, variables):
@@ -70,5 +76,18 @@ class EagerKernels(ReferenceKernels):
         context = ops.dot_product_attention(query, key, value, bias=ops.cast(bias, query.dtype), scale=scale)
         return ops.transpose(context, _HEADS_AXIS_SWAP)
 
+    def dropout(self, layer, inputs, training):
+        return layer(inputs, training=training) if training and layer.rate > 0 else inputs
+
+    def add_and_norm(self, norm, residual, output):
+        summed = ops.cast(residual, "float32") + ops.cast(output, "float32")
+        return ops.layer_normalization(summed, norm.gamma, norm.beta, axis=norm.axis, epsilon=norm.epsilon)
+
     def last_block_rows(self, last_output, positions, run_again, training):
         return run_again() if training else gather_rows(last_output, positions)
+
+
+def _affine(inputs, kernel, bias, dtype):
+    """inputs @ kernel + bias in `dtype`, as a Keras `Dense` computes in its compute dtype."""
+    outputs = ops.matmul(ops.cast(inputs, dtype), ops.cast(kernel, dtype))
+    return outputs if bias is None else outputs + ops.cast(bias, dtype)

@@ -117,7 +117,7 @@ class AttentionSubLayer(Float32Outputs, keras.layers.Layer):
             ))
 
         output = self.kernels.dense(self.output_dense, context)
-        output = self.output_dropout(output, training=training)
+        output = self.kernels.dropout(self.output_dropout, output, training)
         return self.kernels.add_and_norm(self.layer_norm, query_states, output)
 
     def compute_output_shape(self, hidden_states_shape, bias_shape=None, query_states_shape=None):

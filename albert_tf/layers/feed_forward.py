@@ -67,7 +67,7 @@ class FeedForwardSubLayer(Float32Outputs, keras.layers.Layer):
     def call(self, hidden_states, training=None):
         intermediate = self.kernels.dense(self.intermediate, hidden_states, activation=self.hidden_act)
         output = self.kernels.dense(self.output_dense, intermediate)
-        output = self.output_dropout(output, training=training)
+        output = self.kernels.dropout(self.output_dropout, output, training)
         return self.kernels.add_and_norm(self.layer_norm, hidden_states, output)
 
     def compute_output_shape(self, input_shape):

@@ -1,7 +1,7 @@
 """The kernel interface, implemented as ALBERT's plain math: the model's reference path.
 
 The layers compute through a small set of operations (`dense`, `project_heads`,
-`attention_probabilities` and `attend`, `add_and_norm`, `last_block_rows`, within a
+`attention_probabilities` and `attend`, `dropout`, `add_and_norm`, `last_block_rows`, within a
 `forward_pass`). This class is their definition, in `keras.ops` (every Keras backend), and what a
 reader checks against the paper; the layers compute with it unless given another. Another kernel
 set in `albert_tf.kernels` may subclass it to compute the same math faster on one kind of
@@ -51,6 +51,11 @@ class ReferenceKernels:
         those after `dropout` (a Keras `Dropout`): [B, N, Q, d]."""
         probabilities = dropout(self.attention_probabilities(query, key, bias, scale), training=training)
         return ops.matmul(probabilities, value)
+
+    def dropout(self, layer, inputs, training):
+        """`layer` (a Keras `Dropout`) applied to `inputs`: the inputs themselves unless training at
+        a rate above 0."""
+        return layer(inputs, training=training)
 
     def last_block_rows(self, last_output, positions, run_again, training):
         """The encoder's last block at `positions` [B, R]: `run_again()`, the block run again with
