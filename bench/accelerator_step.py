@@ -36,8 +36,9 @@ def add_workload_flags(parser):
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--masked", type=int, default=20, help="masked positions per sequence")
     parser.add_argument("--steps", type=int, default=5, help="timed rounds (each runs every case once)")
-    parser.add_argument("--kernels", default="reference", choices=KERNELS_FLAG_VALUES,
-                        help="our model's kernel set; auto: what the commands' --kernels=auto picks on this backend")
+    parser.add_argument("--kernels", default="auto", choices=KERNELS_FLAG_VALUES,
+                        help="our model's kernel set (default auto: what the commands' --kernels=auto picks on "
+                             "this backend; reference: the plain path)")
 
 
 def comma_list(parser, flag, value, allowed):
@@ -71,10 +72,14 @@ def parse_args(argv):
 
 
 def checked_flags(parser, args):
-    """`args` with `systems` a list and `config_dict` the config read; a parser error (exit 2) for
-    a bad workload flag."""
+    """`args` with `systems` a list, `kernels` the set (auto decided) and `config_dict` the config
+    read; a parser error (exit 2) for a bad workload flag."""
     args.systems = comma_list(parser, "systems", args.systems, SYSTEMS)
     check_shape_flags(parser, args, ("train_batch", "infer_batch", "seq", "steps"))
+    try:
+        args.kernels = choose(args.kernels)
+    except ValueError as error:
+        parser.error(f"--kernels: {error}")
     try:
         with open(args.config) as f:
             args.config_dict = dict(json.load(f), hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -201,14 +206,13 @@ def main(argv=None):
     train_batch = make_inputs(args.train_batch, args.seq, args.masked, cfg["vocab_size"])
     infer_batch = make_inputs(args.infer_batch, args.seq, args.masked, cfg["vocab_size"], seed=1)
     device = device_name()
-    kernels = choose(args.kernels)
-    print(f"device: {device}; keras {keras.__version__} ({keras.backend.backend()}); kernels: {kernels}; "
+    print(f"device: {device}; keras {keras.__version__} ({keras.backend.backend()}); kernels: {args.kernels}; "
           f"cpu: {cpu_model()} x{os.cpu_count()}; load {load_average()}", flush=True)
 
     cases = {}
     for system in available_systems(args.systems):
         print(f"building {system} ...", file=sys.stderr, flush=True)
-        models = ours_models(cfg, kernels) if system == "ours" else keras_hub_models(cfg)
+        models = ours_models(cfg, args.kernels) if system == "ours" else keras_hub_models(cfg)
         for kind, run in cases_for(*models, train_batch, infer_batch).items():
             cases[(system, kind)] = run
     print(f"timing {len(cases)} cases, {args.steps} round(s) after one untimed (compiling) call ...",
@@ -228,8 +232,8 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"backend": keras.backend.backend(), "device": device, "cpu": cpu_model(),
-                       "load_average": load_average(), "kernels": kernels, "config": args.config, "steps": args.steps,
-                       "masked": args.masked, "rows": rows}, f, indent=1)
+                       "load_average": load_average(), "kernels": args.kernels, "config": args.config,
+                       "steps": args.steps, "masked": args.masked, "rows": rows}, f, indent=1)
     return rows
 
 

@@ -32,7 +32,6 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated, from tensorflow,jax,torch")
     add_workload_flags(parser)
-    parser.set_defaults(kernels="auto")
     parser.add_argument("--json", help="also write every backend's results here")
     args = parser.parse_args(argv)
     args.backends = comma_list(parser, "backends", args.backends, BACKENDS)

@@ -83,8 +83,8 @@ def main(argv=None):
                 print(f"{module}: not measured ({error})", file=sys.stderr)
                 break
             for library, run in runs.items():
-                cases[(library, f"{args.tokens} x {inner} x {outer}")] = run
-                flops[(library, f"{args.tokens} x {inner} x {outer}")] = 2.0 * args.tokens * inner * outer
+                key = (library, f"{args.tokens} x {inner} x {outer}")
+                cases[key], flops[key] = run, 2.0 * args.tokens * inner * outer
     print(f"cpu: {cpu_model()} x{os.cpu_count()} ({cpu_flags()}); load {load_average()}; H {h}", flush=True)
     wall, _ = interleaved_medians(cases, args.rounds)
     print(f"load {load_average()} at the end\n\n| library | float32 matmul | GFLOP/s |\n|---|---|---|")

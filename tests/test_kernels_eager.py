@@ -41,7 +41,7 @@ assert attended == {"reference": blocks + 1, "eager": blocks}, attended
 for name in want:
     np.testing.assert_allclose(got[name], want[name], atol=1e-5, rtol=0, err_msg=name)
 
-# Inside a block, inference calls no Keras layer (a call is ~60 us of Python on PyTorch): Dense
+# Inside a block, inference calls no Keras layer (each call costs Python time beyond its ops): Dense
 # layers and LayerNorms are computed from their variables, inactive dropout is skipped.
 def block_layers(model):
     return {id(layer) for attention, ffn in model.albert.encoder.blocks() for sublayer in (attention, ffn)
